@@ -1,0 +1,13 @@
+//! gitloom-model: what a memory is, independent of where it is stored.
+//!
+//! Memory files (YAML frontmatter + markdown body), their tiers and store paths,
+//! `##` sections with line spans, `[[wikilinks]]`, `related:` edges and entity
+//! mentions. Pure: no I/O, no git, no SQLite. Everything here is deterministic and
+//! cheap enough to run on every file of a store during a rebuild.
+//!
+//! Not here: reading or writing files (`gitloom-store`), indexing (`gitloom-index`).
+#![forbid(unsafe_code)]
+
+pub mod path;
+
+pub use path::{Area, PathError, StorePath, Tier, is_committable, normalise_topic, slugify};
