@@ -8,6 +8,14 @@
 //! Not here: reading or writing files (`gitloom-store`), indexing (`gitloom-index`).
 #![forbid(unsafe_code)]
 
+pub mod body;
+pub mod entity;
+pub mod memory;
 pub mod path;
+pub mod when;
 
+pub use body::{Section, WikiLink};
+pub use entity::{EntityRef, fold_name};
+pub use memory::{Frontmatter, MAX_MEMORY_BYTES, Memory, MemoryError, Related, TimelineEntry};
 pub use path::{Area, PathError, StorePath, Tier, is_committable, normalise_topic, slugify};
+pub use when::When;

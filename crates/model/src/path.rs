@@ -46,7 +46,9 @@ impl std::str::FromStr for Tier {
         let s = s.trim().trim_end_matches('/');
         Tier::from_dir(s)
             .or_else(|| Tier::from_dir(&format!("{s}s")))
-            .ok_or_else(|| format!("unknown tier {s:?} (expected facts, incidents, rules or skills)"))
+            .ok_or_else(|| {
+                format!("unknown tier {s:?} (expected facts, incidents, rules or skills)")
+            })
     }
 }
 
@@ -74,7 +76,9 @@ pub enum PathError {
     BadComponent(String),
     #[error("path {0:?} contains a backslash, NUL or control character")]
     BadCharacter(String),
-    #[error("path {0:?} is outside the store's areas (facts/, incidents/, rules/, skills/, sessions/, vocab/)")]
+    #[error(
+        "path {0:?} is outside the store's areas (facts/, incidents/, rules/, skills/, sessions/, vocab/)"
+    )]
     OutsideAreas(String),
     #[error("path {0:?} must name a file below its area, e.g. facts/<topic>/<slug>.md")]
     NoFileName(String),
@@ -99,7 +103,10 @@ impl StorePath {
             return Err(PathError::Empty);
         }
         if s.len() > MAX_PATH_BYTES {
-            return Err(PathError::TooLong(s.chars().take(80).collect(), MAX_PATH_BYTES));
+            return Err(PathError::TooLong(
+                s.chars().take(80).collect(),
+                MAX_PATH_BYTES,
+            ));
         }
         if s.starts_with('/') || s.as_bytes().get(1) == Some(&b':') {
             return Err(PathError::Absolute(s.to_owned()));
@@ -108,13 +115,18 @@ impl StorePath {
             return Err(PathError::BadCharacter(s.to_owned()));
         }
         let parts: Vec<&str> = s.split('/').collect();
-        if parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
+        if parts
+            .iter()
+            .any(|p| p.is_empty() || *p == "." || *p == "..")
+        {
             return Err(PathError::BadComponent(s.to_owned()));
         }
         let area = match parts[0] {
             "sessions" => Area::Sessions,
             "vocab" => Area::Vocab,
-            other => Area::Tier(Tier::from_dir(other).ok_or_else(|| PathError::OutsideAreas(s.to_owned()))?),
+            other => Area::Tier(
+                Tier::from_dir(other).ok_or_else(|| PathError::OutsideAreas(s.to_owned()))?,
+            ),
         };
         let _ = area;
         if parts.len() < 2 {
@@ -129,7 +141,8 @@ impl StorePath {
 
     /// Validates raw bytes as they come from git or a file system.
     pub fn from_bytes(b: &[u8]) -> Result<StorePath, PathError> {
-        let s = std::str::from_utf8(b).map_err(|_| PathError::NotUtf8(String::from_utf8_lossy(b).into_owned()))?;
+        let s = std::str::from_utf8(b)
+            .map_err(|_| PathError::NotUtf8(String::from_utf8_lossy(b).into_owned()))?;
         StorePath::parse(s)
     }
 
@@ -163,7 +176,11 @@ impl StorePath {
     /// The topic: directories between the area and the file name (`database/replication`),
     /// empty when the file sits directly under its area.
     pub fn topic(&self) -> &str {
-        let after_area = self.0.split_once('/').map(|(_, rest)| rest).unwrap_or_default();
+        let after_area = self
+            .0
+            .split_once('/')
+            .map(|(_, rest)| rest)
+            .unwrap_or_default();
         match after_area.rfind('/') {
             Some(i) => &after_area[..i],
             None => "",
@@ -254,7 +271,12 @@ mod tests {
         assert_eq!(p.topic(), "database/replication");
         assert_eq!(p.slug(), "pg");
         assert_eq!(StorePath::parse("./rules/x.md").expect("valid").topic(), "");
-        assert_eq!(StorePath::parse("sessions/2026-01-01/s1.md").expect("valid").area(), Area::Sessions);
+        assert_eq!(
+            StorePath::parse("sessions/2026-01-01/s1.md")
+                .expect("valid")
+                .area(),
+            Area::Sessions
+        );
     }
 
     #[test]
@@ -278,7 +300,10 @@ mod tests {
         ] {
             assert!(StorePath::parse(bad).is_err(), "{bad:?} should be refused");
         }
-        assert!(matches!(StorePath::from_bytes(b"facts/\xff.md"), Err(PathError::NotUtf8(_))));
+        assert!(matches!(
+            StorePath::from_bytes(b"facts/\xff.md"),
+            Err(PathError::NotUtf8(_))
+        ));
         assert!(StorePath::parse(&format!("facts/{}.md", "a".repeat(2000))).is_err());
     }
 
@@ -296,7 +321,10 @@ mod tests {
         assert_eq!(slugify("Straße café", 64), "strasse-cafe");
         assert_eq!(slugify("???", 64), "memory");
         assert_eq!(slugify("aaaa bbbb", 6), "aaaa-b");
-        assert_eq!(normalise_topic("/Database/Replication/").expect("ok"), "database/replication");
+        assert_eq!(
+            normalise_topic("/Database/Replication/").expect("ok"),
+            "database/replication"
+        );
         assert!(normalise_topic("a/../b").is_err());
     }
 }
