@@ -390,8 +390,7 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str, usize)> {
     }
     let rest = &text[first_end + 1..];
     let mut offset = 0;
-    let mut line_no = 2;
-    for line in rest.split_inclusive('\n') {
+    for (line_no, line) in (2..).zip(rest.split_inclusive('\n')) {
         let trimmed = line.trim_end();
         if trimmed == "---" || trimmed == "..." {
             let yaml = &rest[..offset];
@@ -399,7 +398,6 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str, usize)> {
             return Some((yaml, body, line_no + 1));
         }
         offset += line.len();
-        line_no += 1;
     }
     None
 }
