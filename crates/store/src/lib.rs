@@ -53,7 +53,10 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("root", &self.root).field("bare", &self.bare).finish()
+        f.debug_struct("Store")
+            .field("root", &self.root)
+            .field("bare", &self.bare)
+            .finish()
     }
 }
 
@@ -68,15 +71,15 @@ impl Store {
             Store::open(dir)?
         } else {
             let options = gix::create::Options {
-                destination_must_be_empty: false,
+                destination_must_be_empty: Some(false),
                 ..Default::default()
             };
-            let repo = gix::ThreadSafeRepository::init(dir, gix::create::Kind::WithWorktree, options).map_err(|e| {
-                StoreError::Init {
-                    dir: dir.to_owned(),
-                    cause: error::chain(&e),
-                }
-            })?;
+            let repo =
+                gix::ThreadSafeRepository::init(dir, gix::create::Kind::WithWorktree, options)
+                    .map_err(|e| StoreError::Init {
+                        dir: dir.to_owned(),
+                        cause: error::chain(&e),
+                    })?;
             Store::from_repo(repo)
         };
         store.ensure_main_branch()?;
@@ -86,15 +89,16 @@ impl Store {
 
     /// Opens an existing repository: a work tree root or a bare repository.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let repo = gix::ThreadSafeRepository::open(dir).map_err(|e| StoreError::NotARepository {
-            dir: dir.to_owned(),
-            cause: error::chain(&e),
-        })?;
+        let repo =
+            gix::ThreadSafeRepository::open(dir).map_err(|e| StoreError::NotARepository {
+                dir: dir.to_owned(),
+                cause: error::chain(&e),
+            })?;
         Ok(Store::from_repo(repo))
     }
 
     fn from_repo(repo: gix::ThreadSafeRepository) -> Store {
-        let (root, bare) = match repo.workdir() {
+        let (root, bare) = match repo.work_dir() {
             Some(w) => (w.to_owned(), false),
             None => (repo.git_dir().to_owned(), true),
         };
@@ -128,7 +132,9 @@ impl Store {
         if head.is_unborn() {
             return Ok(None);
         }
-        let id = head.into_peeled_id().git(|| "cannot peel HEAD to a commit".to_owned())?;
+        let id = head
+            .into_peeled_id()
+            .git(|| "cannot peel HEAD to a commit".to_owned())?;
         Ok(Some(id.detach()))
     }
 
@@ -141,7 +147,10 @@ impl Store {
             return Ok(());
         }
         let name = repo.head_name().git(|| "cannot read HEAD".to_owned())?;
-        if name.as_ref().is_some_and(|n| n.as_bstr() == "refs/heads/main") {
+        if name
+            .as_ref()
+            .is_some_and(|n| n.as_bstr() == "refs/heads/main")
+        {
             return Ok(());
         }
         let main: gix::refs::FullName = "refs/heads/main".try_into().expect("valid ref name");
@@ -176,9 +185,12 @@ impl Store {
             None => None,
         };
         let has_line = existing.as_deref().is_some_and(|b| {
-            String::from_utf8_lossy(b)
-                .lines()
-                .any(|l| matches!(l.trim(), ".gitloom/" | ".gitloom" | "/.gitloom/" | "/.gitloom"))
+            String::from_utf8_lossy(b).lines().any(|l| {
+                matches!(
+                    l.trim(),
+                    ".gitloom/" | ".gitloom" | "/.gitloom/" | "/.gitloom"
+                )
+            })
         });
         if has_line && head.is_some() {
             return Ok(());

@@ -1,0 +1,367 @@
+//! One commit per batch: blobs → trees → commit in the object database, then a
+//! compare-and-swap of the branch ref, then the work tree and git index.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use gitloom_model::{StorePath, is_committable};
+use gix::ObjectId;
+use gix::refs::transaction::{Change as RefChange, LogChange, PreviousValue, RefEdit, RefLog};
+
+use crate::error::{GitContext, chain};
+use crate::{Store, StoreError, gitindex, read, worktree};
+
+/// How many times a lost compare-and-swap is retried on the new head.
+pub const MAX_ATTEMPTS: u32 = 20;
+/// How long a writer waits for a `.git/index.lock` held by someone else.
+const INDEX_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// A set of changes that becomes exactly one commit.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    /// New content per path; `None` deletes. A path named twice takes its last value.
+    pub changes: Vec<(StorePath, Option<Vec<u8>>)>,
+    pub message: String,
+    /// Author and committer time; now if `None`.
+    pub time: Option<jiff::Timestamp>,
+    /// Overwrite work-tree files the user edited without committing (default: refuse).
+    pub allow_dirty_overwrite: bool,
+}
+
+impl Batch {
+    pub fn new(message: impl Into<String>) -> Batch {
+        Batch {
+            message: message.into(),
+            ..Batch::default()
+        }
+    }
+
+    /// Adds (or replaces) the file at `path`.
+    pub fn put(mut self, path: StorePath, content: impl Into<Vec<u8>>) -> Batch {
+        self.changes.push((path, Some(content.into())));
+        self
+    }
+
+    /// Deletes the file at `path` (no error if it does not exist).
+    pub fn delete(mut self, path: StorePath) -> Batch {
+        self.changes.push((path, None));
+        self
+    }
+
+    /// Sets the author and committer time.
+    pub fn at(mut self, time: jiff::Timestamp) -> Batch {
+        self.time = Some(time);
+        self
+    }
+}
+
+/// What a successful [`Store::commit`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitOutcome {
+    pub commit: ObjectId,
+    /// The commit it was built on (the head at the time the ref moved).
+    pub parent: Option<ObjectId>,
+    pub tree: ObjectId,
+    /// How many times the ref moved under us and the commit was rebuilt.
+    pub retries: u32,
+    /// The paths whose content actually changed, sorted.
+    pub paths: Vec<String>,
+    /// Problems refreshing the work tree or git index *after* the commit landed
+    /// (the commit itself is safe in history). Empty normally.
+    pub warnings: Vec<String>,
+}
+
+/// One path whose blob changes in this commit.
+pub(crate) struct Edit<'a> {
+    pub path: &'a str,
+    pub old: Option<ObjectId>,
+    pub new: Option<ObjectId>,
+    pub content: Option<&'a [u8]>,
+}
+
+impl Store {
+    /// Writes `batch` as one commit on the branch HEAD names. Returns `None` when
+    /// nothing would change (no empty commits). See the crate docs for the rules:
+    /// only the named paths change, the ref moves by compare-and-swap (retried on a
+    /// new head, never overwriting), and uncommitted work-tree edits to a named path
+    /// fail with [`StoreError::Dirty`] before anything is written.
+    pub fn commit(&self, batch: &Batch) -> Result<Option<CommitOutcome>, StoreError> {
+        let changes = batch
+            .changes
+            .iter()
+            .map(|(p, c)| (p.as_str().to_owned(), c.clone()))
+            .collect();
+        self.commit_raw(
+            changes,
+            &batch.message,
+            batch.time,
+            batch.allow_dirty_overwrite,
+        )
+    }
+
+    pub(crate) fn commit_raw(
+        &self,
+        changes: Vec<(String, Option<Vec<u8>>)>,
+        message: &str,
+        time: Option<jiff::Timestamp>,
+        allow_dirty: bool,
+    ) -> Result<Option<CommitOutcome>, StoreError> {
+        // Defence in depth: `StorePath` already guarantees this for public callers.
+        let mut wanted: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
+        for (path, content) in &changes {
+            if !is_committable(path) {
+                return Err(StoreError::NotCommittable { path: path.clone() });
+            }
+            wanted.insert(path.as_str(), content.as_deref());
+        }
+        if wanted.is_empty() {
+            return Ok(None);
+        }
+
+        let _write_lock = self.write_lock()?;
+        let repo = self.repo();
+        let mut blobs: BTreeMap<&str, Option<ObjectId>> = BTreeMap::new();
+        for (path, content) in &wanted {
+            let id = match content {
+                Some(bytes) => Some(
+                    repo.write_blob(bytes)
+                        .git(|| format!("cannot write the blob for {path}"))?
+                        .detach(),
+                ),
+                None => None,
+            };
+            blobs.insert(path, id);
+        }
+
+        let workdir = if self.bare {
+            None
+        } else {
+            Some(self.root.clone())
+        };
+        // Holding git's own index lock for the whole commit keeps a concurrent
+        // `git commit`/`git add` from building a tree out of an index that is about
+        // to change under it.
+        let index_lock = match &workdir {
+            Some(root) => {
+                for path in wanted.keys() {
+                    worktree::check_symlinks(root, path)?;
+                }
+                let index_path = repo.index_path();
+                Some(
+                    gix::lock::File::acquire_to_update_resource(
+                        &index_path,
+                        gix::lock::acquire::Fail::AfterDurationWithBackoff(INDEX_LOCK_WAIT),
+                        None,
+                        0,
+                    )
+                    .map_err(|e| StoreError::Locked {
+                        path: index_path.clone(),
+                        cause: chain(&e),
+                    })?,
+                )
+            }
+            None => None,
+        };
+
+        let signature = signature(&repo, time);
+        let message = if message.ends_with('\n') {
+            message.to_owned()
+        } else {
+            format!("{message}\n")
+        };
+        let summary = message.lines().next().unwrap_or_default().to_owned();
+
+        let mut retries = 0u32;
+        let (commit_id, parent, tree, edits) = loop {
+            let branch = head_branch(&repo)?;
+            let parent = branch_tip(&repo, &branch)?;
+            let parent_tree = match parent {
+                Some(p) => self.tree_of(p)?,
+                None => ObjectId::empty_tree(repo.object_hash()),
+            };
+            let mut edits = Vec::new();
+            for (path, new) in &blobs {
+                let old = read::blob_at(&repo, parent_tree, path)?;
+                if old != *new {
+                    edits.push(Edit {
+                        path,
+                        old,
+                        new: *new,
+                        content: wanted.get(path).copied().flatten(),
+                    });
+                }
+            }
+            if edits.is_empty() {
+                return Ok(None);
+            }
+            if let (Some(root), false) = (&workdir, allow_dirty) {
+                for e in &edits {
+                    if let Some(path) = worktree::dirty(&repo, root, e)? {
+                        return Err(StoreError::Dirty { path });
+                    }
+                }
+            }
+
+            let mut editor = repo
+                .edit_tree(parent_tree)
+                .git(|| format!("cannot edit tree {parent_tree}"))?;
+            for e in &edits {
+                match e.new {
+                    Some(id) => editor.upsert(e.path, gix::objs::tree::EntryKind::Blob, id),
+                    None => editor.remove(e.path),
+                }
+                .git(|| format!("cannot place {} in the tree", e.path))?;
+            }
+            let tree = editor
+                .write()
+                .git(|| "cannot write the new tree".to_owned())?
+                .detach();
+            if tree == parent_tree {
+                return Ok(None);
+            }
+            let commit = gix::objs::Commit {
+                tree,
+                parents: parent.into_iter().collect(),
+                author: signature.clone(),
+                committer: signature.clone(),
+                encoding: None,
+                message: message.as_str().into(),
+                extra_headers: Vec::new(),
+            };
+            let commit_id = repo
+                .write_object(&commit)
+                .git(|| "cannot write the commit object".to_owned())?
+                .detach();
+
+            let edit = RefEdit {
+                change: RefChange::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: if parent.is_some() {
+                            format!("commit: {summary}").into()
+                        } else {
+                            format!("commit (initial): {summary}").into()
+                        },
+                    },
+                    expected: match parent {
+                        Some(p) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(p)),
+                        None => PreviousValue::MustNotExist,
+                    },
+                    new: gix::refs::Target::Object(commit_id),
+                },
+                name: branch.clone(),
+                deref: false,
+            };
+            let mut time_buf = gix::date::parse::TimeBuf::default();
+            match repo.edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf))) {
+                Ok(_) => break (commit_id, parent, tree, edits),
+                Err(err) => {
+                    retries += 1;
+                    if retries >= MAX_ATTEMPTS {
+                        return Err(StoreError::Conflict {
+                            retries,
+                            cause: format!("updating {}: {}", branch.as_bstr(), chain(&err)),
+                        });
+                    }
+                    // Someone else moved the branch (or holds its lock): rebuild on the new head.
+                    std::thread::sleep(Duration::from_millis(
+                        u64::from(retries * retries).min(100),
+                    ));
+                }
+            }
+        };
+
+        let mut warnings = Vec::new();
+        if let Some(root) = &workdir {
+            let mut written = Vec::new();
+            for e in &edits {
+                match worktree::apply(root, e) {
+                    Ok(()) => written.push(e.path),
+                    Err(err) => {
+                        warnings.push(format!("work tree not refreshed for {}: {err}", e.path))
+                    }
+                }
+            }
+            if let Some(lock) = index_lock
+                && let Err(err) = gitindex::update(&repo, lock, root, &edits, &written, tree)
+            {
+                warnings.push(format!("git index not refreshed: {err}"));
+            }
+        }
+
+        Ok(Some(CommitOutcome {
+            commit: commit_id,
+            parent,
+            tree,
+            retries,
+            paths: edits.iter().map(|e| e.path.to_owned()).collect(),
+            warnings,
+        }))
+    }
+
+    /// Blocks until this process holds `.gitloom/write.lock`.
+    fn write_lock(&self) -> Result<std::fs::File, StoreError> {
+        let dir = self.gitloom_dir();
+        std::fs::create_dir_all(&dir).map_err(crate::error::io("cannot create", &dir))?;
+        let path = dir.join("write.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(crate::error::io("cannot open the write lock", &path))?;
+        file.lock().map_err(|e| StoreError::Locked {
+            path: path.clone(),
+            cause: e.to_string(),
+        })?;
+        Ok(file)
+    }
+}
+
+/// The branch HEAD points to (possibly unborn).
+fn head_branch(repo: &gix::Repository) -> Result<gix::refs::FullName, StoreError> {
+    repo.head_name()
+        .git(|| "cannot read HEAD".to_owned())?
+        .ok_or(StoreError::DetachedHead)
+}
+
+/// The commit `branch` points to right now, if it exists.
+fn branch_tip(
+    repo: &gix::Repository,
+    branch: &gix::refs::FullName,
+) -> Result<Option<ObjectId>, StoreError> {
+    let reference = repo
+        .try_find_reference(branch.as_ref())
+        .git(|| format!("cannot read {}", branch.as_bstr()))?;
+    match reference {
+        None => Ok(None),
+        Some(r) => Ok(Some(
+            r.into_fully_peeled_id()
+                .git(|| format!("cannot peel {}", branch.as_bstr()))?
+                .detach(),
+        )),
+    }
+}
+
+/// `user.name`/`user.email` from the repository's `.git/config` if both are set, else `gitloom <gitloom@localhost>`.
+fn signature(repo: &gix::Repository, time: Option<jiff::Timestamp>) -> gix::actor::Signature {
+    // Only the repository's own config counts: a store's history should not depend on
+    // whoever's global identity happens to be on the machine.
+    let config = repo.config_snapshot();
+    let local = |key: &str| {
+        config
+            .plumbing()
+            .string_filter(key, |meta| meta.source == gix::config::Source::Local)
+    };
+    let (name, email) = match (local("user.name"), local("user.email")) {
+        (Some(n), Some(e)) if !n.is_empty() && !e.is_empty() => (n, e),
+        _ => ("gitloom".into(), "gitloom@localhost".into()),
+    };
+    let t = time.unwrap_or_else(jiff::Timestamp::now);
+    gix::actor::Signature {
+        name,
+        email,
+        time: gix::date::Time::new(t.as_second(), 0),
+    }
+}
