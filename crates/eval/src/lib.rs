@@ -32,7 +32,9 @@ pub mod metrics;
 pub mod probe;
 pub mod run;
 
-pub use gate::{GateConfig, Regression, check_baseline, compare, format_regressions, write_baseline};
+pub use gate::{
+    GateConfig, Regression, check_baseline, compare, format_regressions, write_baseline,
+};
 pub use metrics::{ARMS, Label, Metrics, Outcome, Report};
 pub use run::{Granularity, RunOptions, run_locomo, run_longmemeval, run_probe};
 
@@ -90,16 +92,35 @@ pub trait Backend {
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot write {}: {source}", path.display())]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{}: truncated JSON (file ends at line {line}, column {column}{context})", path.display())]
-    TruncatedJson { path: PathBuf, line: usize, column: usize, context: String },
+    TruncatedJson {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        context: String,
+    },
     #[error("{}: invalid JSON at line {line}, column {column}{context}: {message}", path.display())]
-    Syntax { path: PathBuf, line: usize, column: usize, context: String, message: String },
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        context: String,
+        message: String,
+    },
     /// Valid JSON with the wrong shape: a missing field, a wrong type, a bad value.
     #[error("{}: {problem}", path.display())]
     Data { path: PathBuf, problem: String },
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
     #[error("nothing selected: {0}")]
     NothingSelected(String),
     #[error("backend: {0}")]
@@ -111,7 +132,10 @@ pub enum EvalError {
 impl EvalError {
     /// A data problem in `path`.
     pub fn data(path: &Path, problem: impl Into<String>) -> EvalError {
-        EvalError::Data { path: path.to_owned(), problem: problem.into() }
+        EvalError::Data {
+            path: path.to_owned(),
+            problem: problem.into(),
+        }
     }
 
     /// A backend failure, for `Backend` implementations.
@@ -122,7 +146,11 @@ impl EvalError {
     /// Turns a serde_json error about `path` into a message naming the file and the problem.
     /// `context` says where in the file (e.g. `conv-26 qa[3]`), empty if unknown.
     pub fn json(path: &Path, context: &str, e: serde_json::Error) -> EvalError {
-        let ctx = if context.is_empty() { String::new() } else { format!(", in {context}") };
+        let ctx = if context.is_empty() {
+            String::new()
+        } else {
+            format!(", in {context}")
+        };
         use serde_json::error::Category;
         match e.classify() {
             Category::Eof => EvalError::TruncatedJson {
@@ -138,16 +166,29 @@ impl EvalError {
                 context: ctx,
                 message: e.to_string(),
             },
-            Category::Io => EvalError::Read { path: path.to_owned(), source: std::io::Error::other(e.to_string()) },
+            Category::Io => EvalError::Read {
+                path: path.to_owned(),
+                source: std::io::Error::other(e.to_string()),
+            },
             Category::Data => {
                 // serde's message already says "missing field `x`" / "invalid type: ..., expected ...".
-                let problem = if context.is_empty() { e.to_string() } else { format!("{context}: {e}") };
-                EvalError::Data { path: path.to_owned(), problem }
+                let problem = if context.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{context}: {e}")
+                };
+                EvalError::Data {
+                    path: path.to_owned(),
+                    problem,
+                }
             }
         }
     }
 }
 
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, EvalError> {
-    std::fs::read(path).map_err(|source| EvalError::Read { path: path.to_owned(), source })
+    std::fs::read(path).map_err(|source| EvalError::Read {
+        path: path.to_owned(),
+        source,
+    })
 }

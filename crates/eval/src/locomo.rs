@@ -1,0 +1,613 @@
+//! LoCoMo (`locomo-dev.json`): one store per conversation, each turn (or session) a memory.
+//!
+//! Generated memories:
+//! - turn: `facts/<conv>/sNN/<dia-id>.md` (e.g. `facts/conv-26/s01/d1-3.md`), title
+//!   `<speaker>: <start of text>`, `entities: ["<speaker> (person)"]`, `created` = `valid_from` =
+//!   the session's date (read as UTC), `source: "locomo:<sample_id>:<dia_id>"`, body
+//!   `[8 May 2023] Caroline: <text> (image: <blip_caption>)`. Questions name speakers in the
+//!   third person while turns are in the first, so the speaker is written into the body.
+//! - session: `facts/<conv>/sNN.md`, a `[date] Conversation between A and B.` line, then one
+//!   `<speaker>: <text>` line per turn; `source: "locomo:<sample_id>:session_N"`.
+//!
+//! Gold: each question's `evidence`, normalised with `D:?(\d+):0*(\d+)` (which splits
+//! `"D8:6; D9:17"`, reads `"D:11:26"` as `D11:26` and `"D30:05"` as `D30:5`; strings with no
+//! id, such as a bare `"D"`, are dropped), deduplicated, and ids that name no turn of the
+//! conversation dropped. At session level gold is the sessions holding the evidence, and
+//! fractional recall counts evidence ids whose session was retrieved. Categories 1-4 are
+//! answerable; a question left with no evidence is skipped (counted in `notes`). Category 5
+//! is unanswerable (scored for abstention only).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::OnceLock;
+
+use gitloom_model::slugify;
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::memfile::{Front, render, title};
+use crate::metrics::Label;
+use crate::probe::dedup;
+use crate::run::{Dataset, EvalQuery, Granularity, Group, check_only, selected};
+use crate::{Doc, EvalError, read_file};
+
+/// A turn of a session.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Turn {
+    pub speaker: String,
+    pub dia_id: String,
+    pub text: String,
+    #[serde(default)]
+    pub blip_caption: Option<String>,
+}
+
+/// One `qa` item.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Qa {
+    pub question: String,
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    pub category: u8,
+    /// String or int; absent on category 5.
+    #[serde(default)]
+    pub answer: Option<Value>,
+    #[serde(default)]
+    pub adversarial_answer: Option<Value>,
+}
+
+/// Category number -> the name used in `by_shape`.
+pub fn category_name(c: u8) -> Option<&'static str> {
+    Some(match c {
+        1 => "multi-hop",
+        2 => "temporal",
+        3 => "open-domain",
+        4 => "single-hop",
+        5 => "adversarial",
+        _ => return None,
+    })
+}
+
+fn dia_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"D:?(\d+):0*(\d+)").unwrap_or_else(|e| panic!("static regex: {e}"))
+    })
+}
+
+/// Every dia_id in an evidence string, normalised to `D<session>:<turn>`.
+pub fn normalise_evidence(s: &str) -> Vec<String> {
+    dia_re()
+        .captures_iter(s)
+        .filter_map(|c| {
+            let sess: u32 = c.get(1)?.as_str().parse().ok()?;
+            let turn: u32 = c.get(2)?.as_str().parse().ok()?;
+            Some(format!("D{sess}:{turn}"))
+        })
+        .collect()
+}
+
+/// `"1:56 pm on 8 May, 2023"` -> (`2023-05-08T13:56:00Z`, `8 May 2023`). Read as UTC.
+pub fn parse_date(s: &str) -> Option<(String, String)> {
+    let dt = jiff::civil::DateTime::strptime("%I:%M %p on %d %B, %Y", s.trim()).ok()?;
+    let ts = dt.to_zoned(jiff::tz::TimeZone::UTC).ok()?.timestamp();
+    Some((ts.to_string(), dt.strftime("%-d %B %Y").to_string()))
+}
+
+struct Session {
+    n: u32,
+    created: String,
+    day: String,
+    turns: Vec<Turn>,
+}
+
+fn str_field<'a>(file: &Path, obj: &'a Value, key: &str, ctx: &str) -> Result<&'a str, EvalError> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(EvalError::data(
+            file,
+            format!("{ctx}: field `{key}` should be a string, found {other}"),
+        )),
+        None => Err(EvalError::data(
+            file,
+            format!("{ctx}: missing field `{key}`"),
+        )),
+    }
+}
+
+/// Loads the file and builds one group per selected conversation.
+pub fn load(
+    file: &Path,
+    granularity: Granularity,
+    only: Option<&[String]>,
+) -> Result<Dataset, EvalError> {
+    let bytes = read_file(file)?;
+    let root: Value = serde_json::from_slice(&bytes).map_err(|e| EvalError::json(file, "", e))?;
+    let convs = root
+        .as_array()
+        .ok_or_else(|| EvalError::data(file, "top level should be a list of conversations"))?;
+    let mut notes: BTreeMap<String, u64> = BTreeMap::new();
+    let mut ids = Vec::new();
+    for (i, c) in convs.iter().enumerate() {
+        ids.push(str_field(
+            file,
+            c,
+            "sample_id",
+            &format!("conversation [{i}]"),
+        )?);
+    }
+    check_only(only, &ids, "LoCoMo conversation")?;
+    let mut groups = Vec::new();
+    for (c, sample_id) in convs.iter().zip(ids) {
+        if !selected(only, sample_id) {
+            continue;
+        }
+        groups.push(load_conversation(
+            file,
+            c,
+            sample_id,
+            granularity,
+            &mut notes,
+        )?);
+    }
+    Ok(Dataset {
+        name: "locomo".into(),
+        granularity: Some(granularity),
+        groups,
+        notes,
+    })
+}
+
+fn load_conversation(
+    file: &Path,
+    c: &Value,
+    sample_id: &str,
+    granularity: Granularity,
+    notes: &mut BTreeMap<String, u64>,
+) -> Result<Group, EvalError> {
+    let mut note = |k: &str, n: u64| {
+        if n > 0 {
+            *notes.entry(k.to_owned()).or_default() += n;
+        }
+    };
+    let conv = c
+        .get("conversation")
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            EvalError::data(
+                file,
+                format!("{sample_id}: missing or non-object field `conversation`"),
+            )
+        })?;
+    let session_re =
+        Regex::new(r"^session_(\d+)$").map_err(|e| EvalError::data(file, e.to_string()))?;
+    let mut sessions = Vec::new();
+    for (key, value) in conv {
+        let Some(n) = session_re
+            .captures(key)
+            .and_then(|m| m.get(1))
+            .and_then(|m| m.as_str().parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let ctx = format!("{sample_id} {key}");
+        let date_key = format!("{key}_date_time");
+        let raw = match conv.get(&date_key) {
+            Some(Value::String(s)) => s,
+            _ => {
+                return Err(EvalError::data(
+                    file,
+                    format!("{ctx}: missing or non-string `{date_key}`"),
+                ));
+            }
+        };
+        let (created, day) = parse_date(raw).ok_or_else(|| {
+            EvalError::data(
+                file,
+                format!(
+                    "{ctx}: cannot read date {raw:?} (expected e.g. \"1:56 pm on 8 May, 2023\")"
+                ),
+            )
+        })?;
+        let turns: Vec<Turn> =
+            serde_json::from_value(value.clone()).map_err(|e| EvalError::json(file, &ctx, e))?;
+        sessions.push(Session {
+            n,
+            created,
+            day,
+            turns,
+        });
+    }
+    sessions.sort_by_key(|s| s.n);
+    if sessions.is_empty() {
+        return Err(EvalError::data(
+            file,
+            format!("{sample_id}: conversation has no session_N lists"),
+        ));
+    }
+    let date_keys = conv.keys().filter(|k| k.ends_with("_date_time")).count();
+    note(
+        "locomo_date_keys_without_session",
+        date_keys.saturating_sub(sessions.len()) as u64,
+    );
+
+    let conv_slug = slugify(sample_id, 60);
+    let speakers: Vec<String> = ["speaker_a", "speaker_b"]
+        .iter()
+        .filter_map(|k| conv.get(*k).and_then(Value::as_str).map(str::to_owned))
+        .collect();
+
+    // dia_id -> (turn path, session path)
+    let mut where_is: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut docs = Vec::new();
+    let mut ids = BTreeMap::new();
+    let mut duplicates = 0;
+    for s in &sessions {
+        let session_path = format!("facts/{conv_slug}/s{:02}.md", s.n);
+        let mut lines = vec![format!(
+            "[{}] Conversation between {}.",
+            s.day,
+            speakers.join(" and ")
+        )];
+        let mut who = BTreeSet::new();
+        for t in &s.turns {
+            let dia = normalise_evidence(&t.dia_id);
+            let [dia] = dia.as_slice() else {
+                return Err(EvalError::data(
+                    file,
+                    format!(
+                        "{sample_id} session_{}: turn dia_id {:?} is not of the form D<session>:<turn>",
+                        s.n, t.dia_id
+                    ),
+                ));
+            };
+            let turn_path = format!("facts/{conv_slug}/s{:02}/{}.md", s.n, slugify(dia, 40));
+            if where_is.contains_key(dia) {
+                duplicates += 1;
+                continue;
+            }
+            where_is.insert(dia.clone(), (turn_path.clone(), session_path.clone()));
+            let mut text = format!("{}: {}", t.speaker, t.text.trim());
+            if let Some(cap) = t
+                .blip_caption
+                .as_deref()
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+            {
+                text.push_str(&format!(" (image: {cap})"));
+            }
+            who.insert(t.speaker.clone());
+            match granularity {
+                Granularity::Turn => {
+                    let front = Front {
+                        title: title(&format!("{}: ", t.speaker), &t.text, 60),
+                        entities: vec![format!("{} (person)", t.speaker)],
+                        created: Some(&s.created),
+                        source: format!("locomo:{sample_id}:{dia}"),
+                    };
+                    docs.push(Doc {
+                        path: turn_path.clone(),
+                        content: render(&front, &format!("[{}] {text}", s.day)),
+                    });
+                    ids.insert(turn_path, dia.clone());
+                }
+                Granularity::Session => lines.push(text),
+            }
+        }
+        if granularity == Granularity::Session && !s.turns.is_empty() {
+            let names: Vec<&str> = who.iter().map(String::as_str).collect();
+            let front = Front {
+                title: format!("{}, session {} ({})", names.join(" and "), s.n, s.day),
+                entities: who.iter().map(|w| format!("{w} (person)")).collect(),
+                created: Some(&s.created),
+                source: format!("locomo:{sample_id}:session_{}", s.n),
+            };
+            docs.push(Doc {
+                path: session_path.clone(),
+                content: render(&front, &lines.join("\n")),
+            });
+            ids.insert(session_path, format!("session_{}", s.n));
+        }
+    }
+    note("locomo_duplicate_dia_ids", duplicates);
+
+    let qa = c.get("qa").and_then(Value::as_array).ok_or_else(|| {
+        EvalError::data(file, format!("{sample_id}: missing or non-list field `qa`"))
+    })?;
+    let mut queries = Vec::new();
+    for (i, item) in qa.iter().enumerate() {
+        let ctx = format!("{sample_id} qa[{i}]");
+        let q: Qa =
+            serde_json::from_value(item.clone()).map_err(|e| EvalError::json(file, &ctx, e))?;
+        let shape = category_name(q.category).ok_or_else(|| {
+            EvalError::data(file, format!("{ctx}: unknown category {}", q.category))
+        })?;
+        let label = if q.category == 5 {
+            Label::Unanswerable
+        } else {
+            let mut evidence = Vec::new();
+            for e in &q.evidence {
+                let found = normalise_evidence(e);
+                match found.as_slice() {
+                    [] => note("locomo_evidence_unparsable", 1),
+                    [one] if one != e => note("locomo_evidence_rewritten", 1),
+                    [_] => {}
+                    _ => note("locomo_evidence_split", 1),
+                }
+                evidence.extend(found);
+            }
+            let evidence = dedup(evidence);
+            let known: Vec<&(String, String)> =
+                evidence.iter().filter_map(|d| where_is.get(d)).collect();
+            note(
+                "locomo_evidence_unknown_dropped",
+                (evidence.len() - known.len()) as u64,
+            );
+            let units: Vec<String> = known
+                .iter()
+                .map(|(turn, session)| match granularity {
+                    Granularity::Turn => turn.clone(),
+                    Granularity::Session => session.clone(),
+                })
+                .collect();
+            if units.is_empty() {
+                note("locomo_no_evidence_skipped", 1);
+                Label::Skipped
+            } else {
+                Label::Answerable {
+                    gold: dedup(units.clone()),
+                    units,
+                }
+            }
+        };
+        queries.push(EvalQuery {
+            id: format!("{sample_id}:q{i}"),
+            query: q.question,
+            shape: shape.to_owned(),
+            label,
+        });
+    }
+    Ok(Group {
+        id: sample_id.to_owned(),
+        docs,
+        queries,
+        ids,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{RunOptions, run_locomo, testing::Overlap};
+
+    const FILE: &str = "/work/shared/data/locomo/locomo-dev.json";
+
+    fn data() -> Option<&'static Path> {
+        let p = Path::new(FILE);
+        p.exists().then_some(p)
+    }
+
+    #[test]
+    fn evidence_quirks() {
+        assert_eq!(normalise_evidence("D8:6; D9:17"), ["D8:6", "D9:17"]);
+        assert_eq!(normalise_evidence("D:11:26"), ["D11:26"]);
+        assert_eq!(normalise_evidence("D30:05"), ["D30:5"]);
+        assert_eq!(
+            normalise_evidence("D1:3 D1:4,D2:10"),
+            ["D1:3", "D1:4", "D2:10"]
+        );
+        assert!(normalise_evidence("D").is_empty());
+        assert_eq!(normalise_evidence("D1:10"), ["D1:10"]);
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(
+            parse_date("1:56 pm on 8 May, 2023"),
+            Some(("2023-05-08T13:56:00Z".into(), "8 May 2023".into()))
+        );
+        assert_eq!(
+            parse_date("12:09 am on 13 September, 2023").map(|d| d.0),
+            Some("2023-09-13T00:09:00Z".into())
+        );
+        assert_eq!(
+            parse_date("10:04 AM on 19 December, 2023").map(|d| d.0),
+            Some("2023-12-19T10:04:00Z".into())
+        );
+        assert_eq!(parse_date("yesterday"), None);
+    }
+
+    #[test]
+    fn malformed_files_name_the_problem() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("l.json");
+        let conv = |qa: &str, date: &str| {
+            format!(
+                r#"[{{"sample_id":"c1","conversation":{{"speaker_a":"A","speaker_b":"B","session_1_date_time":{date},
+                "session_1":[{{"speaker":"A","dia_id":"D1:1","text":"hi"}}]}},"qa":{qa}}}]"#
+            )
+        };
+        let cases = [
+            (
+                conv(
+                    r#"[{"question":"q","evidence":["D1:1"]}]"#,
+                    r#""1:56 pm on 8 May, 2023""#,
+                ),
+                "c1 qa[0]: missing field `category`",
+            ),
+            (
+                conv(
+                    r#"[{"question":"q","evidence":"D1:1","category":1}]"#,
+                    r#""1:56 pm on 8 May, 2023""#,
+                ),
+                "invalid type",
+            ),
+            (
+                conv(
+                    r#"[{"question":"q","evidence":[],"category":9}]"#,
+                    r#""1:56 pm on 8 May, 2023""#,
+                ),
+                "unknown category 9",
+            ),
+            (conv("[]", r#""someday""#), "cannot read date"),
+            (conv("[]", "3"), "session_1_date_time"),
+            (
+                r#"[{"sample_id":"c1","conversation":{"session_1":["#.to_owned(),
+                "truncated JSON",
+            ),
+            (r#"{"sample_id":"c1"}"#.to_owned(), "list of conversations"),
+            (
+                r#"[{"sample_id":7}]"#.to_owned(),
+                "`sample_id` should be a string",
+            ),
+        ];
+        for (text, want) in cases {
+            std::fs::write(&f, &text).expect("write");
+            let e = load(&f, Granularity::Turn, None)
+                .expect_err(&text)
+                .to_string();
+            assert!(
+                e.contains(want) && e.contains("l.json"),
+                "{e:?} should mention {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn dev_split_counts_and_quirks() {
+        let Some(f) = data() else { return };
+        let ds = load(f, Granularity::Turn, None).expect("load");
+        assert_eq!(ds.groups.len(), 6);
+        let docs: usize = ds.groups.iter().map(|g| g.docs.len()).sum();
+        assert_eq!(docs, 3435);
+        let qs: Vec<&EvalQuery> = ds.groups.iter().flat_map(|g| &g.queries).collect();
+        assert_eq!(qs.len(), 1157);
+        assert_eq!(
+            qs.iter().filter(|q| q.label == Label::Unanswerable).count(),
+            272
+        );
+        assert_eq!(qs.iter().filter(|q| q.label == Label::Skipped).count(), 2);
+        assert_eq!(ds.notes.get("locomo_no_evidence_skipped"), Some(&2));
+        assert_eq!(ds.notes.get("locomo_evidence_split"), Some(&1));
+        assert_eq!(ds.notes.get("locomo_evidence_unparsable"), Some(&1));
+        assert_eq!(ds.notes.get("locomo_evidence_rewritten"), Some(&1));
+        assert_eq!(ds.notes.get("locomo_evidence_unknown_dropped"), Some(&1));
+        assert_eq!(ds.notes.get("locomo_date_keys_without_session"), Some(&16));
+        let g = &ds.groups[0];
+        let d = g
+            .docs
+            .iter()
+            .find(|d| d.path == "facts/conv-26/s01/d1-3.md")
+            .expect("d1-3");
+        assert!(
+            d.content.contains("\n[8 May 2023] Caroline: "),
+            "{}",
+            d.content
+        );
+        assert!(d.content.contains("created: 2023-05-08T13:56:00Z\n"));
+        assert!(d.content.contains("source: \"locomo:conv-26:D1:3\"\n"));
+        assert_eq!(g.ids["facts/conv-26/s01/d1-3.md"], "D1:3");
+        let painted = qs
+            .iter()
+            .find(|q| q.query == "What did Melanie paint recently?")
+            .expect("painted");
+        assert_eq!(
+            painted.label.gold(),
+            ["facts/conv-26/s08/d8-6.md", "facts/conv-26/s09/d9-17.md"]
+        );
+        // Every generated file has valid YAML frontmatter with ISO dates.
+        #[derive(serde::Deserialize)]
+        struct Fm {
+            title: String,
+            entities: Vec<String>,
+            created: String,
+            valid_from: String,
+            source: String,
+        }
+        let with_caption = ds
+            .groups
+            .iter()
+            .flat_map(|g| &g.docs)
+            .filter(|d| d.content.contains("(image: "))
+            .count();
+        assert_eq!(with_caption, 758);
+        for d in ds.groups.iter().flat_map(|g| &g.docs) {
+            let (fm, body) = crate::memfile::split(&d.content).expect("frontmatter");
+            let fm: Fm = serde_saphyr::from_str(fm).unwrap_or_else(|e| panic!("{}: {e}", d.path));
+            assert!(!fm.title.is_empty() && !fm.title.contains('\n'));
+            assert_eq!(fm.entities.len(), 1);
+            assert!(
+                fm.created.parse::<jiff::Timestamp>().is_ok(),
+                "{}",
+                fm.created
+            );
+            assert_eq!(fm.created, fm.valid_from);
+            assert!(fm.source.starts_with("locomo:"));
+            assert!(
+                gitloom_model::StorePath::parse(&d.path).is_ok(),
+                "{}",
+                d.path
+            );
+            assert!(body.starts_with('['));
+        }
+    }
+
+    #[test]
+    fn session_granularity() {
+        let Some(f) = data() else { return };
+        let ds = load(f, Granularity::Session, Some(&["conv-26".to_owned()])).expect("load");
+        assert_eq!(ds.groups.len(), 1);
+        assert_eq!(ds.groups[0].docs.len(), 19);
+        assert!(
+            ds.groups[0]
+                .docs
+                .iter()
+                .any(|d| d.path == "facts/conv-26/s01.md")
+        );
+        let painted = ds.groups[0]
+            .queries
+            .iter()
+            .find(|q| q.query == "What did Melanie paint recently?")
+            .expect("q");
+        assert_eq!(
+            painted.label.gold(),
+            ["facts/conv-26/s08.md", "facts/conv-26/s09.md"]
+        );
+        assert!(load(f, Granularity::Session, Some(&["conv-99".to_owned()])).is_err());
+    }
+
+    #[test]
+    fn conv26_end_to_end_with_toy_backend() {
+        let Some(f) = data() else { return };
+        let opts = RunOptions {
+            only: Some(vec!["conv-26".into()]),
+            ..RunOptions::default()
+        };
+        let mut b = Overlap::default();
+        let r = run_locomo(&mut b, f, &opts).expect("run");
+        assert_eq!(b.loads, 1);
+        assert_eq!(r.metrics.queries, 199);
+        assert_eq!(
+            (
+                r.metrics.answerable,
+                r.metrics.unanswerable,
+                r.metrics.skipped
+            ),
+            (150, 47, 2)
+        );
+        assert_eq!(r.granularity.as_deref(), Some("turn"));
+        let shapes: Vec<&str> = r.by_shape.keys().map(String::as_str).collect();
+        assert_eq!(
+            shapes,
+            [
+                "adversarial",
+                "multi-hop",
+                "open-domain",
+                "single-hop",
+                "temporal"
+            ]
+        );
+        assert!(r.metrics.recall_frac_at_20 <= r.metrics.recall_at_20 + 1e-9);
+        assert!(r.to_json()["recall_frac_at_5"].is_number());
+    }
+}
