@@ -196,7 +196,7 @@ impl Store {
             }
             if let (Some(root), false) = (&workdir, allow_dirty) {
                 for e in &edits {
-                    if let Some(path) = worktree::dirty(&repo, root, e)? {
+                    if let Some(path) = worktree::dirty(&repo, root, e, &edits)? {
                         return Err(StoreError::Dirty { path });
                     }
                 }
@@ -275,7 +275,10 @@ impl Store {
         let mut warnings = Vec::new();
         if let Some(root) = &workdir {
             let mut written = Vec::new();
-            for e in &edits {
+            // Deletions first, so a file replaced by a directory (or the reverse) works.
+            let (deletes, writes): (Vec<&Edit<'_>>, Vec<&Edit<'_>>) =
+                edits.iter().partition(|e| e.new.is_none());
+            for e in deletes.into_iter().chain(writes) {
                 match worktree::apply(root, e) {
                     Ok(()) => written.push(e.path),
                     Err(err) => {

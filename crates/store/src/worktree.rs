@@ -22,7 +22,14 @@ pub(crate) fn check_symlinks(root: &Path, path: &str) -> Result<(), StoreError> 
         cur.push(component);
         let meta = match std::fs::symlink_metadata(&cur) {
             Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(());
+            }
             Err(e) => return Err(io_err("cannot inspect", &cur)(e)),
         };
         if meta.file_type().is_symlink() {
@@ -43,11 +50,13 @@ pub(crate) fn check_symlinks(root: &Path, path: &str) -> Result<(), StoreError> 
 /// `edit.path` that the user has not committed: a file whose bytes differ from the
 /// parent's blob (or, for a path new to the branch, from the content about to be
 /// written), a directory or symlink where the file goes, or a file where a directory
-/// is needed.
+/// is needed. A file on the way that this same batch deletes is not in the way
+/// (its own check covers it).
 pub(crate) fn dirty(
     repo: &gix::Repository,
     root: &Path,
     edit: &Edit<'_>,
+    batch: &[Edit<'_>],
 ) -> Result<Option<String>, StoreError> {
     let parts: Vec<&str> = edit.path.split('/').collect();
     let mut cur = root.to_path_buf();
@@ -56,14 +65,25 @@ pub(crate) fn dirty(
         let last = i + 1 == parts.len();
         let meta = match std::fs::symlink_metadata(&cur) {
             Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(None);
+            }
             Err(e) => return Err(io_err("cannot inspect", &cur)(e)),
         };
         if !last {
             // `metadata` follows an (in-store, already checked) symlinked directory.
             let is_dir = std::fs::metadata(&cur).map(|m| m.is_dir()).unwrap_or(false);
             if !is_dir {
-                return Ok(Some(parts[..=i].join("/")));
+                let ancestor = parts[..=i].join("/");
+                if batch.iter().any(|e| e.path == ancestor && e.new.is_none()) {
+                    return Ok(None);
+                }
+                return Ok(Some(ancestor));
             }
             continue;
         }

@@ -336,3 +336,16 @@ fn bare_repositories_work() {
     assert_eq!(git(dir.path(), &["show", "main:facts/a.md"]), "a");
     assert!(git_out(dir.path(), &["fsck", "--strict"]).status.success());
 }
+
+#[test]
+fn repository_identity_is_used_when_configured() {
+    let (dir, store) = new_store();
+    git(dir.path(), &["config", "user.name", "Ada"]);
+    git(dir.path(), &["config", "user.email", "ada@example.com"]);
+    let store = Store::open(store.root()).expect("reopen");
+    put(&store, "facts/a.md", "a");
+    assert_eq!(
+        git(dir.path(), &["log", "-1", "--format=%an <%ae> %cn"]).trim(),
+        "Ada <ada@example.com> Ada"
+    );
+}
