@@ -1,1 +1,187 @@
-//! placeholder
+//! gitloom-index: the derived SQLite index of a store (`.gitloom/index.db`).
+//!
+//! What it is for: holding, for every memory file of the last synced commit, the
+//! rows retrieval needs — file metadata and dates, `##` sections with line spans,
+//! cues, an FTS5 table (porter-stemmed, cues weighted far above body), links
+//! (wikilinks, `related:`, `supersedes`; dangling ones kept and re-resolved on every
+//! sync), entities and mentions, timeline assertions, per-topic subtree counts and
+//! the files that failed to parse. A changeset ([`SyncBatch`]) is applied in one
+//! transaction, so readers on other connections (WAL) see a whole commit or none of it.
+//! The lexical arm ([`Index::lexical`]) lives here: stopword-aware, injection-proof
+//! MATCH strings, all-terms and any-term queries fused without a cliff, raw BM25
+//! exposed as a positive score.
+//!
+//! What it is not for: reading git (the engine diffs trees and hands us parsed
+//! [`Memory`] values), embeddings (they live apart from this rebuildable cache),
+//! fusion across arms, priors or abstention (the engine). Everything here can be
+//! thrown away and rebuilt from git; a corrupt or outdated file is replaced by an
+//! empty index on [`Index::open`] ([`OpenStatus::Reset`]) rather than reported as an error.
+#![forbid(unsafe_code)]
+
+mod error;
+mod files;
+mod lexical;
+mod links;
+mod query;
+mod schema;
+mod stats;
+mod sync;
+#[doc(hidden)]
+pub mod testutil;
+mod topics;
+
+use std::path::{Path, PathBuf};
+
+pub use error::IndexError;
+pub use files::{FileRow, Stamp};
+pub use gitloom_model::{Memory, StorePath, Tier};
+pub use lexical::{
+    ALL_TERMS_WEIGHT, Bm25Weights, LexicalHit, LexicalQuery, RRF_K, SectionRef, match_strings,
+};
+pub use links::{LinkKind, LinkRow, MentionRow};
+pub use query::{QueryTerms, is_stopword};
+pub use schema::SCHEMA_VERSION;
+pub use stats::IndexStats;
+pub use sync::{ApplyStats, IndexedFile, Problem, SyncBatch};
+pub use topics::{TopicCount, TreeFile, TreeListing};
+
+/// What the last applied batch was built from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IndexedState {
+    pub commit: String,
+    pub tree: String,
+}
+
+/// How [`Index::open`] found the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenStatus {
+    /// An index of the current schema was there; it may be synced incrementally.
+    Reused,
+    /// There was no file; an empty index was created. The caller must rebuild.
+    Created,
+    /// The file was unusable (not a database, truncated, missing tables, another
+    /// schema version) and was replaced by an empty index. The caller must rebuild,
+    /// and should say why.
+    Reset { reason: String },
+}
+
+/// One connection to an index database.
+pub struct Index {
+    conn: rusqlite::Connection,
+    /// Where the database lives (`:memory:` for an in-memory index), for error messages.
+    path: PathBuf,
+    weights: Bm25Weights,
+    /// Test hook: make [`Index::apply`] fail after this many upserts.
+    fail_after: Option<usize>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index").field("path", &self.path).finish()
+    }
+}
+
+impl Index {
+    /// Opens (or creates) the index at `path`. A file that is not a usable index of
+    /// this schema is removed (with its `-wal`/`-shm`) and replaced by an empty one:
+    /// see [`OpenStatus`]. Fails only for real I/O errors.
+    pub fn open(path: &Path) -> Result<(Index, OpenStatus), IndexError> {
+        schema::open(path)
+    }
+
+    /// A private in-memory index (tests, one-shot tools).
+    pub fn open_in_memory() -> Result<Index, IndexError> {
+        schema::open_in_memory()
+    }
+
+    /// The database file (or `:memory:`).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// BM25 column weights used by [`Index::lexical`].
+    pub fn set_bm25_weights(&mut self, w: Bm25Weights) {
+        self.weights = w;
+    }
+
+    pub fn bm25_weights(&self) -> Bm25Weights {
+        self.weights
+    }
+
+    /// Test hook: the next [`Index::apply`] calls fail after `n` upserts (inside the
+    /// transaction), so tests can check that a failed batch changes nothing.
+    #[doc(hidden)]
+    pub fn fail_apply_after(&mut self, n: Option<usize>) {
+        self.fail_after = n;
+    }
+
+    /// The commit and tree last synced, if any.
+    pub fn state(&self) -> Result<Option<IndexedState>, IndexError> {
+        schema::state(self)
+    }
+
+    /// Applies one changeset in one transaction.
+    pub fn apply(&mut self, batch: &SyncBatch) -> Result<ApplyStats, IndexError> {
+        sync::apply(self, batch)
+    }
+
+    /// The lexical (BM25) arm.
+    pub fn lexical(&self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, IndexError> {
+        lexical::search(self, q)
+    }
+
+    /// One file's metadata, or `None` if it is not indexed.
+    pub fn file(&self, path: &str) -> Result<Option<FileRow>, IndexError> {
+        files::file(self, path)
+    }
+
+    /// All indexed paths, sorted.
+    pub fn paths(&self) -> Result<Vec<String>, IndexError> {
+        files::paths(self)
+    }
+
+    /// A level of the topic tree: `None` lists the tiers; `Some("facts")` or
+    /// `Some("facts/work")` lists direct child topics (with subtree counts) and the
+    /// files directly in that topic.
+    pub fn tree(&self, topic: Option<&str>) -> Result<TreeListing, IndexError> {
+        topics::tree(self, topic)
+    }
+
+    /// Every topic (tiers included, as `facts`), with direct and subtree counts.
+    pub fn topics(&self) -> Result<Vec<TopicCount>, IndexError> {
+        topics::all(self)
+    }
+
+    pub fn stats(&self) -> Result<IndexStats, IndexError> {
+        stats::stats(self)
+    }
+
+    /// Files that failed to parse, by path.
+    pub fn problems(&self) -> Result<Vec<Problem>, IndexError> {
+        stats::problems(self)
+    }
+
+    /// Links whose source is `path`, in file order (dangling ones included).
+    pub fn links_from(&self, path: &str) -> Result<Vec<LinkRow>, IndexError> {
+        links::links_from(self, path)
+    }
+
+    /// Resolved links pointing at `path`.
+    pub fn links_to(&self, path: &str) -> Result<Vec<LinkRow>, IndexError> {
+        links::links_to(self, path)
+    }
+
+    /// Memories mentioning the entity named `name` (folded with
+    /// [`gitloom_model::fold_name`] before lookup).
+    pub fn mentions_of(&self, name: &str) -> Result<Vec<MentionRow>, IndexError> {
+        links::mentions_of(self, name)
+    }
+
+    fn err(&self, op: &'static str) -> impl FnOnce(rusqlite::Error) -> IndexError + '_ {
+        move |source| IndexError::Sql {
+            path: self.path.clone(),
+            op,
+            source,
+        }
+    }
+}

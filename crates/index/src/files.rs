@@ -1,0 +1,147 @@
+//! Reading one file's metadata back.
+
+use gitloom_model::Tier;
+use rusqlite::OptionalExtension;
+
+use crate::lexical::SectionRef;
+use crate::{Index, IndexError};
+
+/// A date from frontmatter: as written (normalised) and as seconds since the epoch
+/// (a bare date counts from its UTC midnight).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Stamp {
+    pub text: String,
+    pub unix: i64,
+}
+
+/// Everything the index holds about one memory file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRow {
+    pub path: String,
+    pub tier: Tier,
+    /// Below the tier: `""`, `work`, `database/replication`.
+    pub topic: String,
+    pub slug: String,
+    pub title: String,
+    pub summary: Option<String>,
+    pub body: String,
+    /// 1-based file line on which the body starts.
+    pub body_line: usize,
+    pub blob: String,
+    pub created: Option<Stamp>,
+    pub updated: Option<Stamp>,
+    pub valid_from: Option<Stamp>,
+    pub valid_to: Option<Stamp>,
+    pub expires_at: Option<Stamp>,
+    pub ttl: Option<String>,
+    pub confidence: Option<f64>,
+    /// `supersedes:` targets as written.
+    pub supersedes: Vec<String>,
+    /// Files whose `supersedes:` resolves to this one (the reverse lookup).
+    pub superseded_by: Vec<String>,
+    pub source: Option<String>,
+    pub tags: Vec<String>,
+    pub cues: Vec<String>,
+    pub sections: Vec<SectionRef>,
+    /// Unknown frontmatter keys, as JSON.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+fn stamp(text: Option<String>, unix: Option<i64>) -> Option<Stamp> {
+    match (text, unix) {
+        (Some(text), Some(unix)) => Some(Stamp { text, unix }),
+        _ => None,
+    }
+}
+
+pub(crate) fn file(idx: &Index, path: &str) -> Result<Option<FileRow>, IndexError> {
+    let op = "read file row";
+    let c = &idx.conn;
+    let row = c
+        .prepare_cached(
+            "SELECT path, tier, topic, slug, title, summary, body, body_line, blob,
+                created, created_unix, updated, updated_unix, valid_from, valid_from_unix,
+                valid_to, valid_to_unix, expires_at, expires_at_unix, ttl, confidence,
+                source, tags, extra
+             FROM files WHERE path = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_row([path], |r| {
+                let tier: String = r.get(1)?;
+                let tags: String = r.get(22)?;
+                let extra: String = r.get(23)?;
+                Ok(FileRow {
+                    path: r.get(0)?,
+                    tier: tier.parse().unwrap_or(Tier::Facts),
+                    topic: r.get(2)?,
+                    slug: r.get(3)?,
+                    title: r.get(4)?,
+                    summary: r.get(5)?,
+                    body: r.get(6)?,
+                    body_line: r.get::<_, i64>(7)?.max(0) as usize,
+                    blob: r.get(8)?,
+                    created: stamp(r.get(9)?, r.get(10)?),
+                    updated: stamp(r.get(11)?, r.get(12)?),
+                    valid_from: stamp(r.get(13)?, r.get(14)?),
+                    valid_to: stamp(r.get(15)?, r.get(16)?),
+                    expires_at: stamp(r.get(17)?, r.get(18)?),
+                    ttl: r.get(19)?,
+                    confidence: r.get(20)?,
+                    supersedes: Vec::new(),
+                    superseded_by: Vec::new(),
+                    source: r.get(21)?,
+                    tags: serde_json::from_str(&tags).unwrap_or_default(),
+                    cues: Vec::new(),
+                    sections: Vec::new(),
+                    extra: serde_json::from_str(&extra).unwrap_or_default(),
+                })
+            })
+            .optional()
+        })
+        .map_err(idx.err(op))?;
+    let Some(mut row) = row else {
+        return Ok(None);
+    };
+    let strings = |sql: &str| -> Result<Vec<String>, IndexError> {
+        let mut st = c.prepare_cached(sql).map_err(idx.err(op))?;
+        let rows = st.query_map([path], |r| r.get(0)).map_err(idx.err(op))?;
+        rows.collect::<Result<_, _>>().map_err(idx.err(op))
+    };
+    row.supersedes = strings(
+        "SELECT target_raw FROM links WHERE src = ?1 AND kind = 'supersedes' ORDER BY ord",
+    )?;
+    row.superseded_by = strings(
+        "SELECT DISTINCT src FROM links WHERE resolved = ?1 AND kind = 'supersedes' ORDER BY src",
+    )?;
+    row.cues = strings("SELECT text FROM cues WHERE path = ?1 ORDER BY ord")?;
+    {
+        let mut st = c
+            .prepare_cached(
+                "SELECT heading, anchor, start_line, end_line FROM sections
+                 WHERE path = ?1 ORDER BY ord",
+            )
+            .map_err(idx.err(op))?;
+        let rows = st
+            .query_map([path], |r| {
+                Ok(SectionRef {
+                    heading: r.get(0)?,
+                    anchor: r.get(1)?,
+                    start_line: r.get::<_, i64>(2)?.max(0) as usize,
+                    end_line: r.get::<_, i64>(3)?.max(0) as usize,
+                })
+            })
+            .map_err(idx.err(op))?;
+        row.sections = rows.collect::<Result<_, _>>().map_err(idx.err(op))?;
+    }
+    Ok(Some(row))
+}
+
+pub(crate) fn paths(idx: &Index) -> Result<Vec<String>, IndexError> {
+    let op = "list paths";
+    let mut st = idx
+        .conn
+        .prepare_cached("SELECT path FROM files ORDER BY path")
+        .map_err(idx.err(op))?;
+    let rows = st.query_map([], |r| r.get(0)).map_err(idx.err(op))?;
+    rows.collect::<Result<_, _>>().map_err(idx.err(op))
+}

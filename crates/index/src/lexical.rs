@@ -1,0 +1,362 @@
+//! The lexical arm: FTS5 BM25 over title, summary, cues, entities, tags and body.
+//!
+//! Both the all-terms (AND) and the any-term (OR) query run; they are fused inside
+//! the arm by weighted reciprocal rank (all-terms counts [`ALL_TERMS_WEIGHT`] times
+//! as much as any-term), so a document matching only some terms still ranks,
+//! just below those matching all of them — no AND→ANY cliff, no empty result
+//! because one term was missing. The exposed `score` is the raw column-weighted BM25
+//! of the any-term query, negated so that higher is better; `rank` is the fused rank.
+
+use std::collections::HashMap;
+
+use gitloom_model::Tier;
+use rusqlite::{params_from_iter, types::Value};
+
+use crate::query::{QueryTerms, quote};
+use crate::{Index, IndexError};
+
+/// Reciprocal-rank constant for the in-arm fusion.
+pub const RRF_K: f64 = 60.0;
+/// Weight of the all-terms list relative to the any-term list.
+pub const ALL_TERMS_WEIGHT: f64 = 2.0;
+/// Tokens in a snippet.
+const SNIPPET_TOKENS: i64 = 24;
+
+/// BM25 weight per FTS column. Cues (question-shaped retrieval keys) far above body.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Bm25Weights {
+    pub title: f64,
+    pub summary: f64,
+    pub cues: f64,
+    pub entities: f64,
+    pub tags: f64,
+    pub body: f64,
+}
+
+impl Default for Bm25Weights {
+    fn default() -> Self {
+        Bm25Weights {
+            title: 4.0,
+            summary: 2.0,
+            cues: 8.0,
+            entities: 3.0,
+            tags: 2.0,
+            body: 1.0,
+        }
+    }
+}
+
+impl Bm25Weights {
+    fn sql(&self) -> String {
+        let w = |x: f64| if x.is_finite() && x >= 0.0 { x } else { 0.0 };
+        format!(
+            "bm25(fts, {:?}, {:?}, {:?}, {:?}, {:?}, {:?})",
+            w(self.title),
+            w(self.summary),
+            w(self.cues),
+            w(self.entities),
+            w(self.tags),
+            w(self.body)
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LexicalQuery {
+    pub text: String,
+    pub limit: usize,
+    pub tier: Option<Tier>,
+    /// Topic prefix below the tier: `work` matches `work` and `work/x`, not `workshop`.
+    /// A leading tier (`facts/work`) is accepted and acts as a tier filter.
+    pub topic: Option<String>,
+}
+
+/// A `##` section of a file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SectionRef {
+    pub heading: String,
+    pub anchor: String,
+    /// 1-based, inclusive file lines.
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LexicalHit {
+    pub path: String,
+    pub title: String,
+    /// Raw column-weighted BM25 of the any-term query, positive; higher is better.
+    pub score: f64,
+    /// 1-based rank after in-arm fusion.
+    pub rank: usize,
+    /// Whether every query term matched.
+    pub all_terms: bool,
+    /// Body excerpt (else summary, else title) with matched terms in `[` `]`.
+    pub snippet: String,
+    /// Query terms (after stopword removal) found in this file.
+    pub matched_terms: Vec<String>,
+    /// The `##` section that best matches the query, if the file has sections and one matches.
+    pub section: Option<SectionRef>,
+}
+
+struct Cand {
+    id: i64,
+    path: String,
+    title: String,
+    score: f64,
+    any_rank: Option<usize>,
+    all_rank: Option<usize>,
+}
+
+fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+/// `(tier, topic)` filters with a leading tier in the topic folded into the tier.
+fn filters(q: &LexicalQuery) -> Option<(Option<&'static str>, Option<String>)> {
+    let mut tier = q.tier;
+    let mut topic = q
+        .topic
+        .as_deref()
+        .map(|t| t.trim().trim_matches('/').to_owned())
+        .filter(|t| !t.is_empty());
+    if let Some(t) = topic.clone() {
+        let (head, rest) = t.split_once('/').unwrap_or((&t, ""));
+        if let Some(tt) = Tier::from_dir(head) {
+            if tier.is_some_and(|x| x != tt) {
+                return None; // contradictory filters: nothing can match
+            }
+            tier = Some(tt);
+            topic = Some(rest.to_owned()).filter(|r| !r.is_empty());
+        }
+    }
+    Some((tier.map(Tier::as_str), topic))
+}
+
+pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, IndexError> {
+    let terms = QueryTerms::parse(&q.text);
+    let (Some(any), Some(all)) = (terms.match_any(), terms.match_all()) else {
+        return Ok(Vec::new());
+    };
+    if q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let Some((tier, topic)) = filters(q) else {
+        return Ok(Vec::new());
+    };
+    let depth = (q.limit.saturating_mul(4)).max(64);
+    let bm25 = idx.weights.sql();
+    let sql = format!(
+        "SELECT f.id, f.path, f.title, {bm25} AS s FROM fts JOIN files f ON f.id = fts.rowid
+         WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
+           AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')
+         ORDER BY s, f.path LIMIT ?5"
+    );
+    let op = "lexical search";
+    let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
+    let like = topic.as_deref().map(|t| format!("{}/%", like_escape(t)));
+    let mut run = |m: &str| -> Result<Vec<(i64, String, String, f64)>, IndexError> {
+        let rows = st
+            .query_map(rusqlite::params![m, tier, topic, like, depth as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, f64>(3)?))
+            })
+            .map_err(idx.err(op))?;
+        rows.collect::<Result<_, _>>().map_err(idx.err(op))
+    };
+    let any_rows = run(&any)?;
+    let all_rows = if terms.terms.len() > 1 {
+        run(&all)?
+    } else {
+        any_rows.clone()
+    };
+    drop(st);
+
+    let mut cands: Vec<Cand> = Vec::new();
+    let mut by_id: HashMap<i64, usize> = HashMap::new();
+    for (i, (id, path, title, s)) in any_rows.into_iter().enumerate() {
+        by_id.insert(id, cands.len());
+        cands.push(Cand {
+            id,
+            path,
+            title,
+            score: -s,
+            any_rank: Some(i + 1),
+            all_rank: None,
+        });
+    }
+    let mut missing: Vec<usize> = Vec::new();
+    for (i, (id, path, title, _)) in all_rows.into_iter().enumerate() {
+        match by_id.get(&id) {
+            Some(&k) => cands[k].all_rank = Some(i + 1),
+            None => {
+                by_id.insert(id, cands.len());
+                missing.push(cands.len());
+                cands.push(Cand {
+                    id,
+                    path,
+                    title,
+                    score: 0.0,
+                    any_rank: None,
+                    all_rank: Some(i + 1),
+                });
+            }
+        }
+    }
+    if !missing.is_empty() {
+        // All-terms hits below the any-term cut: fetch their any-term BM25.
+        let sql = format!("SELECT {bm25} FROM fts WHERE fts MATCH ?1 AND rowid = ?2");
+        let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
+        for k in missing {
+            let s: f64 = st
+                .query_row(rusqlite::params![any, cands[k].id], |r| r.get(0))
+                .map_err(idx.err(op))?;
+            cands[k].score = -s;
+        }
+    }
+    let fused = |c: &Cand| {
+        c.all_rank
+            .map_or(0.0, |r| ALL_TERMS_WEIGHT / (RRF_K + r as f64))
+            + c.any_rank.map_or(0.0, |r| 1.0 / (RRF_K + r as f64))
+    };
+    cands.sort_by(|a, b| {
+        fused(b)
+            .total_cmp(&fused(a))
+            .then(b.score.total_cmp(&a.score))
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    cands.truncate(q.limit);
+    if cands.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    let ids: Vec<Value> = cands.iter().map(|c| Value::Integer(c.id)).collect();
+    let placeholders = (2..ids.len() + 2)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let bind = |m: &str| {
+        let mut v = vec![Value::Text(m.to_owned())];
+        v.extend(ids.iter().cloned());
+        v
+    };
+
+    // Which terms each hit contains.
+    let mut matched: HashMap<i64, Vec<String>> = HashMap::new();
+    if terms.terms.len() == 1 {
+        for c in &cands {
+            matched.insert(c.id, terms.terms.clone());
+        }
+    } else {
+        let sql = format!("SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid IN ({placeholders})");
+        let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
+        for t in &terms.terms {
+            let rows = st
+                .query_map(params_from_iter(bind(&quote(t))), |r| r.get::<_, i64>(0))
+                .map_err(idx.err(op))?;
+            for id in rows {
+                matched
+                    .entry(id.map_err(idx.err(op))?)
+                    .or_default()
+                    .push(t.clone());
+            }
+        }
+    }
+
+    // Snippets: body, else summary, else title.
+    let mut snippets: HashMap<i64, String> = HashMap::new();
+    {
+        let n = SNIPPET_TOKENS;
+        let sql = format!(
+            "SELECT rowid, snippet(fts, 5, '[', ']', '…', {n}), snippet(fts, 1, '[', ']', '…', {n}),
+                    snippet(fts, 0, '[', ']', '…', {n}), summary, title
+             FROM fts WHERE fts MATCH ?1 AND rowid IN ({placeholders})"
+        );
+        let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err("snippets"))?;
+        let rows = st
+            .query_map(params_from_iter(bind(&any)), |r| {
+                let id: i64 = r.get(0)?;
+                let mut pick = String::new();
+                for col in 1..=3 {
+                    let s: String = r.get(col)?;
+                    if s.contains('[') {
+                        pick = s;
+                        break;
+                    }
+                }
+                if pick.is_empty() {
+                    let summary: String = r.get(4)?;
+                    pick = if summary.trim().is_empty() {
+                        r.get(5)?
+                    } else {
+                        summary
+                    };
+                }
+                Ok((id, pick))
+            })
+            .map_err(idx.err("snippets"))?;
+        for row in rows {
+            let (id, s) = row.map_err(idx.err("snippets"))?;
+            snippets.insert(id, s);
+        }
+    }
+
+    // Best-matching section per file.
+    let mut sections: HashMap<String, SectionRef> = HashMap::new();
+    {
+        let paths: Vec<Value> = cands.iter().map(|c| Value::Text(c.path.clone())).collect();
+        let sql = format!(
+            "SELECT s.path, s.heading, s.anchor, s.start_line, s.end_line,
+                    bm25(sections_fts, 2.0, 1.0) AS b
+             FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid
+             WHERE sections_fts MATCH ?1 AND s.path IN ({placeholders})
+             ORDER BY b, s.ord"
+        );
+        let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err("sections"))?;
+        let mut args = vec![Value::Text(any.clone())];
+        args.extend(paths);
+        let rows = st
+            .query_map(params_from_iter(args), |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    SectionRef {
+                        heading: r.get(1)?,
+                        anchor: r.get(2)?,
+                        start_line: r.get::<_, i64>(3)?.max(0) as usize,
+                        end_line: r.get::<_, i64>(4)?.max(0) as usize,
+                    },
+                ))
+            })
+            .map_err(idx.err("sections"))?;
+        for row in rows {
+            let (p, s) = row.map_err(idx.err("sections"))?;
+            sections.entry(p).or_insert(s);
+        }
+    }
+
+    Ok(cands
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let m = matched.remove(&c.id).unwrap_or_default();
+            LexicalHit {
+                all_terms: m.len() == terms.terms.len(),
+                matched_terms: m,
+                snippet: snippets.remove(&c.id).unwrap_or_default(),
+                section: sections.remove(&c.path),
+                path: c.path,
+                title: c.title,
+                score: c.score,
+                rank: i + 1,
+            }
+        })
+        .collect())
+}
+
+/// The MATCH strings [`Index::lexical`] would run for `text`: (all-terms, any-term).
+/// `None` when every word is a stopword.
+pub fn match_strings(text: &str) -> Option<(String, String)> {
+    let t = QueryTerms::parse(text);
+    Some((t.match_all()?, t.match_any()?))
+}

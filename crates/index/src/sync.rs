@@ -1,0 +1,354 @@
+//! Applying a changeset: one transaction per [`SyncBatch`].
+
+use std::collections::HashSet;
+
+use gitloom_model::{Memory, StorePath, When, fold_name};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::links::resolve_pending;
+use crate::topics::TopicDeltas;
+use crate::{Index, IndexError};
+
+/// A memory file as of the synced commit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedFile {
+    pub path: StorePath,
+    /// The git blob id of the file's content.
+    pub blob: String,
+    pub memory: Memory,
+}
+
+/// A file that is in the tree but failed to parse. It stays in git; it is reported,
+/// never dropped silently.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+/// One changeset, applied atomically by [`Index::apply`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncBatch {
+    pub commit: String,
+    pub tree: String,
+    /// Clear every row first (a rebuild): `upserted` is then the whole tree.
+    pub full: bool,
+    /// Paths no longer in the tree, or no longer valid memories.
+    pub removed: Vec<String>,
+    /// Files added or changed. Paths outside the four tiers are ignored.
+    pub upserted: Vec<IndexedFile>,
+    /// Replace the problem rows of these paths. A path that is upserted or removed
+    /// (and not listed here) loses its problem row.
+    pub problems: Vec<Problem>,
+}
+
+/// What an apply did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ApplyStats {
+    /// Files written (new or changed).
+    pub upserted: usize,
+    /// Files that were indexed and are now gone.
+    pub removed: usize,
+    /// Links examined in this apply (new, dangling or pointing at a changed file)
+    /// that now resolve to a file.
+    pub links_resolved: usize,
+    /// Links in the whole index that are dangling after this apply.
+    pub links_dangling: usize,
+}
+
+const CLEAR_ALL: &str = "
+DELETE FROM files; DELETE FROM fts; DELETE FROM sections; DELETE FROM sections_fts;
+DELETE FROM cues; DELETE FROM links; DELETE FROM entities; DELETE FROM mentions;
+DELETE FROM timeline; DELETE FROM topics; DELETE FROM problems;";
+
+pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, IndexError> {
+    let path = idx.path.clone();
+    let fail_after = idx.fail_after;
+    let e = |op: &'static str| {
+        let path = path.clone();
+        move |source| IndexError::Sql { path, op, source }
+    };
+    let tx = idx.conn.transaction().map_err(e("begin apply"))?;
+    let mut stats = ApplyStats::default();
+    let mut deltas = TopicDeltas::default();
+    let mut touched_entities: HashSet<i64> = HashSet::new();
+    let mut changed: Vec<&str> = Vec::new();
+
+    if batch.full {
+        tx.execute_batch(CLEAR_ALL).map_err(e("clear index"))?;
+    }
+    for p in &batch.removed {
+        if remove_file(&tx, p, &mut deltas, &mut touched_entities).map_err(e("remove file"))? {
+            stats.removed += 1;
+        }
+        clear_problem(&tx, p).map_err(e("clear problem"))?;
+        changed.push(p);
+    }
+    for (i, f) in batch.upserted.iter().enumerate() {
+        if fail_after.is_some_and(|n| i >= n) {
+            return Err(IndexError::Invalid {
+                path,
+                message: format!("injected failure before upserting {}", f.path),
+            });
+        }
+        let p = f.path.as_str();
+        if !f.path.is_memory() {
+            continue;
+        }
+        if !batch.full {
+            remove_file(&tx, p, &mut deltas, &mut touched_entities).map_err(e("replace file"))?;
+            clear_problem(&tx, p).map_err(e("clear problem"))?;
+        }
+        insert_file(&tx, f, &mut deltas).map_err(e("insert file"))?;
+        stats.upserted += 1;
+        changed.push(p);
+    }
+    for pr in &batch.problems {
+        tx.prepare_cached("INSERT OR REPLACE INTO problems (path, message) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![pr.path, pr.message]))
+            .map_err(e("record problem"))?;
+    }
+    deltas.flush(&tx).map_err(e("update topic counts"))?;
+    gc_entities(&tx, &touched_entities).map_err(e("drop unused entities"))?;
+    if !batch.full {
+        // Links into a changed or removed file are re-resolved (its title may have changed).
+        let mut st = tx
+            .prepare_cached("UPDATE links SET resolved = NULL WHERE resolved = ?1")
+            .map_err(e("unresolve links"))?;
+        for p in &changed {
+            st.execute([p]).map_err(e("unresolve links"))?;
+        }
+    }
+    let (resolved, dangling) = resolve_pending(&tx).map_err(e("resolve links"))?;
+    stats.links_resolved = resolved;
+    stats.links_dangling = dangling;
+    for (k, v) in [("commit", &batch.commit), ("tree", &batch.tree)] {
+        tx.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+            params![k, v],
+        )
+        .map_err(e("record state"))?;
+    }
+    tx.commit().map_err(e("commit apply"))?;
+    Ok(stats)
+}
+
+fn clear_problem(c: &Connection, path: &str) -> rusqlite::Result<()> {
+    c.prepare_cached("DELETE FROM problems WHERE path = ?1")?
+        .execute([path])?;
+    Ok(())
+}
+
+/// Deletes every row of `path`. Returns whether it was indexed.
+fn remove_file(
+    c: &Connection,
+    path: &str,
+    deltas: &mut TopicDeltas,
+    touched: &mut HashSet<i64>,
+) -> rusqlite::Result<bool> {
+    let row: Option<(i64, String, String)> = c
+        .prepare_cached("SELECT id, tier, topic FROM files WHERE path = ?1")?
+        .query_row([path], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let Some((id, tier, topic)) = row else {
+        return Ok(false);
+    };
+    c.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
+        .execute([id])?;
+    c.prepare_cached(
+        "DELETE FROM sections_fts WHERE rowid IN (SELECT id FROM sections WHERE path = ?1)",
+    )?
+    .execute([path])?;
+    {
+        let mut st = c.prepare_cached("SELECT entity_id FROM mentions WHERE path = ?1")?;
+        let ids = st.query_map([path], |r| r.get::<_, i64>(0))?;
+        for id in ids {
+            touched.insert(id?);
+        }
+    }
+    for sql in [
+        "DELETE FROM sections WHERE path = ?1",
+        "DELETE FROM cues WHERE path = ?1",
+        "DELETE FROM links WHERE src = ?1",
+        "DELETE FROM mentions WHERE path = ?1",
+        "DELETE FROM timeline WHERE path = ?1",
+        "DELETE FROM files WHERE path = ?1",
+    ] {
+        c.prepare_cached(sql)?.execute([path])?;
+    }
+    deltas.add(&tier, &topic, -1);
+    Ok(true)
+}
+
+fn stamp(w: &Option<When>) -> (Option<String>, Option<i64>) {
+    match w {
+        Some(w) => (Some(w.to_string()), Some(w.unix_seconds())),
+        None => (None, None),
+    }
+}
+
+fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rusqlite::Result<()> {
+    let path = f.path.as_str();
+    let tier = f.path.tier().map(|t| t.as_str()).unwrap_or_default();
+    let topic = f.path.topic();
+    let m = &f.memory;
+    let fm = &m.front;
+    let (created, created_u) = stamp(&fm.created);
+    let (updated, updated_u) = stamp(&fm.updated);
+    let (vfrom, vfrom_u) = stamp(&fm.valid_from);
+    let (vto, vto_u) = stamp(&fm.valid_to);
+    let (exp, exp_u) = stamp(&fm.expires_at);
+    let tags = serde_json::to_string(&fm.tags).unwrap_or_else(|_| "[]".into());
+    let extra = serde_json::to_string(&fm.extra).unwrap_or_else(|_| "{}".into());
+    let mut st = c.prepare_cached(
+        "INSERT INTO files (path, tier, topic, slug, title, title_folded, summary, body, body_line,
+            blob, created, created_unix, updated, updated_unix, valid_from, valid_from_unix,
+            valid_to, valid_to_unix, expires_at, expires_at_unix, ttl, confidence, supersedes,
+            source, tags, extra)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+            ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+    )?;
+    st.execute(params![
+        path,
+        tier,
+        topic,
+        f.path.slug(),
+        fm.title,
+        fold_name(&fm.title),
+        fm.summary,
+        m.body,
+        m.body_line as i64,
+        f.blob,
+        created,
+        created_u,
+        updated,
+        updated_u,
+        vfrom,
+        vfrom_u,
+        vto,
+        vto_u,
+        exp,
+        exp_u,
+        fm.ttl,
+        fm.confidence.filter(|c| c.is_finite()),
+        fm.supersedes.first(),
+        fm.source,
+        tags,
+        extra,
+    ])?;
+    let id = c.last_insert_rowid();
+
+    let entity_names: Vec<&str> = fm.entities.iter().map(|e| e.name.as_str()).collect();
+    c.prepare_cached(
+        "INSERT INTO fts (rowid, title, summary, cues, entities, tags, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        id,
+        fm.title,
+        fm.summary.as_deref().unwrap_or_default(),
+        fm.cues.join("\n"),
+        entity_names.join("\n"),
+        fm.tags.join(" "),
+        m.body,
+    ])?;
+
+    for (ord, s) in m.sections().iter().enumerate() {
+        c.prepare_cached(
+            "INSERT INTO sections (path, ord, anchor, heading, start_line, end_line, text)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            path,
+            ord as i64,
+            s.anchor,
+            s.heading,
+            s.start_line as i64,
+            s.end_line as i64,
+            s.text
+        ])?;
+        let sid = c.last_insert_rowid();
+        c.prepare_cached("INSERT INTO sections_fts (rowid, heading, text) VALUES (?1, ?2, ?3)")?
+            .execute(params![sid, s.heading, s.text])?;
+    }
+    for (ord, cue) in fm.cues.iter().enumerate() {
+        c.prepare_cached("INSERT OR REPLACE INTO cues (path, ord, text) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, ord as i64, cue])?;
+    }
+
+    let mut link = c.prepare_cached(
+        "INSERT INTO links (src, ord, kind, target_raw, label, section, resolved)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)",
+    )?;
+    let mut ord = 0i64;
+    for w in m.wikilinks() {
+        link.execute(params![path, ord, "wiki", w.target, w.label, w.section])?;
+        ord += 1;
+    }
+    for r in &fm.related {
+        link.execute(params![
+            path,
+            ord,
+            "related",
+            r.target,
+            r.label,
+            None::<String>
+        ])?;
+        ord += 1;
+    }
+    for s in &fm.supersedes {
+        link.execute(params![
+            path,
+            ord,
+            "supersedes",
+            s,
+            None::<String>,
+            None::<String>
+        ])?;
+        ord += 1;
+    }
+
+    let mut seen = HashSet::new();
+    for ent in &fm.entities {
+        let folded = fold_name(&ent.name);
+        if folded.is_empty() || !seen.insert(folded.clone()) {
+            continue;
+        }
+        let eid: i64 = c
+            .prepare_cached(
+                "INSERT INTO entities (folded, name, kind) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (folded) DO UPDATE SET kind = coalesce(entities.kind, excluded.kind)
+                 RETURNING id",
+            )?
+            .query_row(params![folded, ent.name, ent.kind], |r| r.get(0))?;
+        c.prepare_cached(
+            "INSERT OR REPLACE INTO mentions (entity_id, path, role) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![eid, path, ent.role])?;
+    }
+    for (ord, t) in fm.timeline.iter().enumerate() {
+        c.prepare_cached(
+            "INSERT INTO timeline (path, ord, date, date_unix, text) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            path,
+            ord as i64,
+            t.date.to_string(),
+            t.date.unix_seconds(),
+            t.text
+        ])?;
+    }
+    deltas.add(tier, topic, 1);
+    Ok(())
+}
+
+fn gc_entities(c: &Connection, touched: &HashSet<i64>) -> rusqlite::Result<()> {
+    let mut st = c.prepare_cached(
+        "DELETE FROM entities WHERE id = ?1
+           AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = ?1)",
+    )?;
+    for id in touched {
+        st.execute([id])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,253 @@
+mod common;
+
+use common::*;
+use gitloom_index::{LexicalQuery, Tier, match_strings};
+
+fn q(text: &str, limit: usize) -> LexicalQuery {
+    LexicalQuery {
+        text: text.into(),
+        limit,
+        ..LexicalQuery::default()
+    }
+}
+
+fn has_term(m: &str, t: &str) -> bool {
+    m.split(" AND ")
+        .flat_map(|p| p.split(" OR "))
+        .any(|p| p.trim_matches('"') == t)
+}
+
+#[test]
+fn r1_where_do_i_work_matches_only_work() {
+    let (all, any) = match_strings("where do i work").expect("has a content term");
+    for m in [&all, &any] {
+        for bad in ["where", "do", "i"] {
+            assert!(!has_term(m, bad), "{m} contains {bad}");
+        }
+        assert!(!m.contains('*'), "no prefix expansion: {m}");
+        assert!(has_term(m, "work"));
+    }
+}
+
+#[test]
+fn r1_probe_corpus() {
+    let Some(files) = probe() else { return };
+    let (_dir, mut idx) = temp_index();
+    let st = idx.apply(&full_batch(&files)).expect("apply");
+    assert_eq!(st.upserted, files.len());
+    // A memory made only of the query's stopwords must not be returned.
+    let decoy = simple(
+        "facts/misc/decoy.md",
+        "Where do I",
+        "Where do I? I do, I did, where is it, is it in.",
+    );
+    idx.apply(&upserts("c2", vec![decoy])).expect("apply decoy");
+    let corpus = files.len() + 1;
+
+    let hits = idx.lexical(&q("where do i work", 50)).expect("search");
+    assert!(!hits.is_empty());
+    assert!(
+        hits[0].path == "facts/work/orbital-ai.md" || hits[0].path == "facts/work/acme-robotics.md",
+        "first hit {:?}",
+        hits.iter().map(|h| &h.path).collect::<Vec<_>>()
+    );
+    assert!(hits.iter().all(|h| h.path != "facts/misc/decoy.md"));
+    for h in &hits {
+        assert_eq!(h.matched_terms, vec!["work"]);
+        assert!(h.score > 0.0);
+        for bad in ["[i]", "[is]", "[in]", "[it]", "[do]", "[where]"] {
+            assert!(!h.snippet.to_lowercase().contains(bad), "{}", h.snippet);
+        }
+    }
+    // Ranks are 1-based and consecutive.
+    for (i, h) in hits.iter().enumerate() {
+        assert_eq!(h.rank, i + 1);
+    }
+
+    let queries = probe_queries();
+    assert!(!queries.is_empty());
+    for qq in queries {
+        let text = qq["query"].as_str().expect("query text");
+        let hits = idx.lexical(&q(text, 1000)).expect("search");
+        assert!(
+            hits.len() * 10 <= corpus * 6,
+            "{text:?} returned {} of {corpus}",
+            hits.len()
+        );
+        assert!(hits.iter().all(|h| h.path != "facts/misc/decoy.md"));
+    }
+}
+
+#[test]
+fn stopword_only_query_returns_nothing() {
+    let (_dir, mut idx) = temp_index();
+    idx.apply(&upserts(
+        "c1",
+        vec![simple(
+            "facts/a/x.md",
+            "Who is it",
+            "what is this, who are they, how do you do",
+        )],
+    ))
+    .expect("apply");
+    for text in [
+        "who is it",
+        "what is this",
+        "how do you do",
+        "",
+        "  ?!  ",
+        "I",
+    ] {
+        assert!(
+            idx.lexical(&q(text, 10)).expect("search").is_empty(),
+            "{text:?}"
+        );
+        assert!(match_strings(text).is_none());
+    }
+}
+
+#[test]
+fn fts_syntax_in_user_input_is_inert() {
+    let (_dir, mut idx) = temp_index();
+    idx.apply(&upserts(
+        "c1",
+        vec![simple(
+            "facts/a/near.md",
+            "Near the station",
+            "The flat is near the station and the bakery.",
+        )],
+    ))
+    .expect("apply");
+    for text in [
+        "\"",
+        "\"station",
+        "station*",
+        "title:station",
+        "-station",
+        "(station",
+        "station)",
+        "NEAR(station bakery)",
+        "station AND",
+        "AND OR NOT",
+        "station NOT bakery",
+        "^station",
+        "{title summary}: station",
+        "station + bakery",
+        "'; DROP TABLE files; --",
+    ] {
+        let r = idx.lexical(&q(text, 10));
+        assert!(r.is_ok(), "{text:?}: {r:?}");
+    }
+    let hits = idx.lexical(&q("NEAR(station bakery)", 10)).expect("search");
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].all_terms);
+}
+
+#[test]
+fn all_terms_rank_above_some_terms_without_a_cliff() {
+    let (_dir, mut idx) = temp_index();
+    idx.apply(&upserts(
+        "c1",
+        vec![
+            simple(
+                "facts/a/both.md",
+                "Camera lens",
+                "A Sony camera with a Sigma lens.",
+            ),
+            simple(
+                "facts/a/camera.md",
+                "Camera",
+                "The camera camera camera body.",
+            ),
+            simple("facts/a/lens.md", "Lens", "A lens."),
+            simple("facts/a/other.md", "Other", "Nothing relevant here."),
+        ],
+    ))
+    .expect("apply");
+    let hits = idx.lexical(&q("camera lens", 10)).expect("search");
+    assert_eq!(hits.len(), 3, "partial matches still returned");
+    assert_eq!(hits[0].path, "facts/a/both.md");
+    assert!(hits[0].all_terms);
+    assert!(!hits[1].all_terms && !hits[2].all_terms);
+    assert_eq!(hits[0].matched_terms, vec!["camera", "lens"]);
+    // Missing term: any-term hits still come back.
+    let hits = idx.lexical(&q("camera zeppelin", 10)).expect("search");
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| !h.all_terms));
+}
+
+#[test]
+fn cues_outweigh_body_and_filters_apply() {
+    let (_dir, mut idx) = temp_index();
+    idx.apply(&upserts(
+        "c1",
+        vec![
+            file(
+                "facts/work/job.md",
+                &gitloom_index::testutil::memory_text(
+                    "Job",
+                    &["who is my employer"],
+                    "Works at a place.",
+                ),
+            ),
+            simple(
+                "facts/workshop/tools.md",
+                "Tools",
+                "The employer gave me tools; employer employer.",
+            ),
+            simple(
+                "rules/work/style.md",
+                "Style",
+                "My employer wants short mails.",
+            ),
+        ],
+    ))
+    .expect("apply");
+    let hits = idx.lexical(&q("who is my employer", 10)).expect("search");
+    assert_eq!(hits[0].path, "facts/work/job.md");
+    let mut f = q("employer", 10);
+    f.tier = Some(Tier::Rules);
+    let hits = idx.lexical(&f).expect("search");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].path, "rules/work/style.md");
+    let mut f = q("employer", 10);
+    f.topic = Some("work".into());
+    let paths: Vec<String> = idx
+        .lexical(&f)
+        .expect("search")
+        .into_iter()
+        .map(|h| h.path)
+        .collect();
+    assert_eq!(paths, vec!["facts/work/job.md", "rules/work/style.md"]);
+    f.topic = Some("facts/work".into());
+    let paths: Vec<String> = idx
+        .lexical(&f)
+        .expect("search")
+        .into_iter()
+        .map(|h| h.path)
+        .collect();
+    assert_eq!(paths, vec!["facts/work/job.md"]);
+}
+
+#[test]
+fn snippet_and_section() {
+    let (_dir, mut idx) = temp_index();
+    let text = "---\ntitle: Workstation\nsummary: The desktop machine.\n---\nIntro line.\n\n## GPU\nAn RTX 5090 drawing 575 watts.\n\n## Storage\nTwo NVMe drives of 4 TB.\n";
+    idx.apply(&upserts("c1", vec![file("facts/hardware/ws.md", text)]))
+        .expect("apply");
+    let hits = idx.lexical(&q("how many watts", 5)).expect("search");
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].snippet.contains("[watts]"), "{}", hits[0].snippet);
+    let s = hits[0].section.as_ref().expect("section");
+    assert_eq!(s.anchor, "gpu");
+    assert!(s.start_line < s.end_line);
+    let hits = idx.lexical(&q("nvme storage", 5)).expect("search");
+    assert_eq!(
+        hits[0].section.as_ref().map(|s| s.anchor.as_str()),
+        Some("storage")
+    );
+    // Match only in the summary: snippet falls back to it.
+    let hits = idx.lexical(&q("desktop", 5)).expect("search");
+    assert!(hits[0].snippet.contains("[desktop]"), "{}", hits[0].snippet);
+    assert!(hits[0].section.is_none());
+}
