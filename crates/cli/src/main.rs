@@ -1,1 +1,235 @@
-fn main() {}
+//! `gitloom`: the command-line front-end. Thin: parse arguments, call the engine,
+//! print data on stdout (`--json` for machines) and progress and warnings on stderr.
+#![forbid(unsafe_code)]
+
+mod cli;
+mod eval_cmd;
+mod render;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use gitloom_engine::{Engine, RememberRequest, RetrieveRequest};
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn repo_dir(cli: &Cli) -> PathBuf {
+    cli.repo.clone().unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn open(cli: &Cli) -> Result<Engine> {
+    let dir = repo_dir(cli);
+    let engine = Engine::open(&dir)
+        .with_context(|| format!("cannot open the store at {}", dir.display()))?;
+    flush_warnings(&engine);
+    Ok(engine)
+}
+
+fn flush_warnings(engine: &Engine) {
+    for w in engine.take_warnings() {
+        eprintln!("warning: {w}");
+    }
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let json = cli.json;
+    match &cli.command {
+        Command::Init { dir } => {
+            let dir = dir.clone().unwrap_or_else(|| repo_dir(&cli));
+            let engine = Engine::init(&dir)
+                .with_context(|| format!("cannot create a store at {}", dir.display()))?;
+            flush_warnings(&engine);
+            if json {
+                print_json(
+                    &serde_json::json!({"store": engine.root(), "build": gitloom_engine::BUILD}),
+                )?;
+            } else {
+                println!("gitloom store ready at {}", engine.root().display());
+            }
+        }
+        Command::Write { path, message } => {
+            let engine = open(&cli)?;
+            let mut content = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut content)
+                .context("cannot read the memory from stdin")?;
+            let out = engine.write(path, &content, message.clone())?;
+            flush_warnings(&engine);
+            render::write_outcome(&out, json)?;
+        }
+        Command::Forget { path } => {
+            let engine = open(&cli)?;
+            let out = engine.delete(path)?;
+            render::write_outcome(&out, json)?;
+        }
+        Command::Remember(args) => {
+            let engine = open(&cli)?;
+            let body = match (&args.body, &args.body_file) {
+                (Some(b), None) => b.clone(),
+                (None, Some(f)) => read_body(f)?,
+                (None, None) => String::new(),
+                (Some(_), Some(_)) => bail!("give the body with --body or --body-file, not both"),
+            };
+            let req = RememberRequest {
+                title: args.title.clone(),
+                tier: args.tier,
+                topic: args.topic.clone(),
+                summary: args.summary.clone(),
+                body,
+                cues: args.cue.clone(),
+                entities: args.entity.clone(),
+                tags: args.tag.clone(),
+                related: args.related.clone(),
+                supersedes: args.supersedes.clone(),
+                confidence: args.confidence,
+                valid_from: args.valid_from.clone(),
+                source: args.source.clone(),
+            };
+            let out = engine.remember(req)?;
+            flush_warnings(&engine);
+            render::write_outcome(&out, json)?;
+        }
+        Command::Import { src } => {
+            let engine = open(&cli)?;
+            let out = engine
+                .import_dir(src)
+                .with_context(|| format!("import from {} failed", src.display()))?;
+            flush_warnings(&engine);
+            render::write_outcome(&out, json)?;
+        }
+        Command::Get { path, at } => {
+            let engine = open(&cli)?;
+            let got = engine.get(path, at.as_deref())?;
+            if json {
+                print_json(&got)?;
+            } else {
+                print!("{}", got.content);
+            }
+        }
+        Command::Log { path, limit } => {
+            let engine = open(&cli)?;
+            let entries = engine.log(path.as_deref(), *limit)?;
+            if json {
+                print_json(&entries)?;
+            } else {
+                for e in entries {
+                    println!(
+                        "{} {} {}",
+                        &e.commit[..12.min(e.commit.len())],
+                        e.time,
+                        e.summary
+                    );
+                }
+            }
+        }
+        Command::Tree { topic } => {
+            let engine = open(&cli)?;
+            let listing = engine.tree(topic.as_deref())?;
+            if json {
+                print_json(&listing)?;
+            } else {
+                render::tree(&listing);
+            }
+        }
+        Command::Topics => {
+            let engine = open(&cli)?;
+            let topics = engine.topics()?;
+            if json {
+                print_json(&topics)?;
+            } else {
+                render::topics(&topics);
+            }
+        }
+        Command::Sync => {
+            let engine = open(&cli)?;
+            // open() already synced; report that work rather than a no-op second pass.
+            let report = engine.sync()?;
+            flush_warnings(&engine);
+            render::sync(&report, json)?;
+        }
+        Command::Rebuild => {
+            let engine = open(&cli)?;
+            let report = engine.rebuild()?;
+            flush_warnings(&engine);
+            render::sync(&report, json)?;
+        }
+        Command::Stats => {
+            let engine = open(&cli)?;
+            let stats = engine.stats()?;
+            if json {
+                print_json(&stats)?;
+            } else {
+                render::stats(&stats);
+            }
+        }
+        Command::Search(q) => {
+            let engine = open(&cli)?;
+            let hits = engine.search(&q.request(false))?;
+            if json {
+                print_json(
+                    &serde_json::json!({"query": q.query, "hits": hits, "build": gitloom_engine::BUILD}),
+                )?;
+            } else {
+                render::hits(&hits);
+            }
+        }
+        Command::Retrieve(q) => {
+            let engine = open(&cli)?;
+            let r = engine.retrieve(&q.request(q.explain))?;
+            for w in &r.warnings {
+                eprintln!("warning: {w}");
+            }
+            if json {
+                print_json(&r)?;
+            } else {
+                render::retrieval(&r);
+            }
+        }
+        Command::Eval(cmd) => eval_cmd::run(cmd, json)?,
+    }
+    Ok(())
+}
+
+fn read_body(path: &Path) -> Result<String> {
+    if path == Path::new("-") {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("cannot read the body from stdin")?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+impl cli::QueryArgs {
+    fn request(&self, explain: bool) -> RetrieveRequest {
+        RetrieveRequest {
+            query: self.query.clone(),
+            limit: self.limit,
+            tier: self.tier,
+            topic: self.topic.clone(),
+            explain,
+        }
+    }
+}

@@ -1,1 +1,38 @@
-//! placeholder
+//! gitloom-engine: a memory store you can open, write, sync and query.
+//!
+//! The engine ties the layers together: a [`gitloom_store::Store`] (git, the source
+//! of truth), a [`gitloom_index::Index`] (SQLite, derived from git and rebuilt at
+//! will) and the read path (arms, fusion, evidence floor). Every front-end (CLI,
+//! MCP, HTTP) is a thin layer over [`Engine`].
+//!
+//! Invariants kept here:
+//! - The index never holds anything git doesn't: it is synced from a commit's tree,
+//!   in one transaction, and a missing, corrupt or outdated index is rebuilt from git
+//!   with a warning, never an error.
+//! - A write is validated completely before anything is committed; a batch is one
+//!   commit; the index is synced once after it.
+//!
+//! Not here: git plumbing (`gitloom-store`), SQL (`gitloom-index`), file format
+//! (`gitloom-model`), argument parsing or output formatting (front-ends).
+#![forbid(unsafe_code)]
+
+mod engine;
+mod error;
+pub mod fusion;
+mod remember;
+pub mod retrieve;
+mod sync;
+mod write;
+
+pub use engine::{Engine, GetResult, LogEntry};
+pub use error::{EngineError, Result};
+pub use gitloom_index::{IndexStats, Problem, TopicCount, TreeListing};
+pub use remember::RememberRequest;
+pub use retrieve::{
+    ArmCandidates, ArmScore, Hit, HitSection, Retrieval, RetrieveConfig, RetrieveRequest,
+};
+pub use sync::SyncReport;
+pub use write::WriteOutcome;
+
+/// The build: crate version and the git commit it was built from (O2).
+pub const BUILD: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("GITLOOM_GIT_SHA"));

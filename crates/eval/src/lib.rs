@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod engine_backend;
 pub mod gate;
 pub mod locomo;
 pub mod longmemeval;
@@ -31,6 +32,8 @@ pub mod memfile;
 pub mod metrics;
 pub mod probe;
 pub mod run;
+
+pub use engine_backend::EngineBackend;
 
 pub use gate::{
     GateConfig, Regression, check_baseline, compare, format_regressions, write_baseline,

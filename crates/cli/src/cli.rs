@@ -1,0 +1,181 @@
+//! The command line, defined once: clap derives help, parsing and completions from it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use gitloom_model::Tier;
+
+#[derive(Debug, Parser)]
+#[command(name = "gitloom", version = gitloom_engine::BUILD, about = "Long-term memory for AI agents: git is the source of truth, SQLite a derived cache.")]
+pub struct Cli {
+    /// The store (a git repository). Default: $GITLOOM_REPO, then the current directory.
+    #[arg(long, global = true, env = "GITLOOM_REPO")]
+    pub repo: Option<PathBuf>,
+    /// Print data as JSON on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a store (a git repository with a .gitignore for .gitloom/).
+    Init { dir: Option<PathBuf> },
+    /// Write a whole memory file, read from stdin, at PATH (one commit).
+    Write {
+        path: String,
+        /// Commit message (default: "remember: PATH").
+        #[arg(long, short)]
+        message: Option<String>,
+    },
+    /// Delete a memory (one commit; it stays in history).
+    Forget { path: String },
+    /// Write a memory from fields; the path is derived from the title.
+    Remember(RememberArgs),
+    /// Import every *.md below SRC_DIR (paths relative to it) as one commit; all are validated first.
+    Import { src: PathBuf },
+    /// Print a memory, at HEAD or at a revision or date.
+    Get {
+        path: String,
+        /// A revision (sha, HEAD~2) or a date (2026-08-01).
+        #[arg(long)]
+        at: Option<String>,
+    },
+    /// History of the store or of one memory, newest first.
+    Log {
+        path: Option<String>,
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Topics and files below a topic (e.g. facts/work); no topic lists the tiers.
+    Tree { topic: Option<String> },
+    /// Every topic with its memory counts.
+    Topics,
+    /// Bring the index up to date with HEAD (incremental).
+    Sync,
+    /// Rebuild the index from git alone.
+    Rebuild,
+    /// Counts of files, sections, cues, links, entities and problems.
+    Stats,
+    /// Lexical (BM25) search only.
+    Search(QueryArgs),
+    /// Retrieve the memories that are evidence for a question, with why each was returned.
+    Retrieve(QueryArgs),
+    /// Retrieval benchmarks: probe, LoCoMo, LongMemEval.
+    #[command(subcommand)]
+    Eval(EvalCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    pub query: String,
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    #[arg(long)]
+    pub tier: Option<Tier>,
+    /// Only memories in this topic or below it (e.g. work).
+    #[arg(long)]
+    pub topic: Option<String>,
+    /// Add each arm's candidate list and timings.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RememberArgs {
+    #[arg(long)]
+    pub title: String,
+    #[arg(long)]
+    pub tier: Option<Tier>,
+    #[arg(long)]
+    pub topic: Option<String>,
+    #[arg(long)]
+    pub summary: Option<String>,
+    /// A question this memory answers (repeatable).
+    #[arg(long)]
+    pub cue: Vec<String>,
+    /// "Name" or "Name (kind)" (repeatable).
+    #[arg(long)]
+    pub entity: Vec<String>,
+    #[arg(long)]
+    pub tag: Vec<String>,
+    /// "path" or "label: path" (repeatable).
+    #[arg(long)]
+    pub related: Vec<String>,
+    #[arg(long)]
+    pub supersedes: Vec<String>,
+    #[arg(long)]
+    pub confidence: Option<f64>,
+    #[arg(long)]
+    pub valid_from: Option<String>,
+    #[arg(long)]
+    pub source: Option<String>,
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Read the body from a file (`-` for stdin).
+    #[arg(long)]
+    pub body_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// The hand-made probe store: 42 memories, 50 queries.
+    Probe {
+        /// The probe folder (holding memories/).
+        #[arg(long)]
+        corpus: PathBuf,
+        /// queries.jsonl (default: CORPUS/queries.jsonl).
+        #[arg(long)]
+        queries: Option<PathBuf>,
+        #[command(flatten)]
+        common: EvalArgs,
+    },
+    /// LoCoMo: one store per conversation.
+    Locomo {
+        file: PathBuf,
+        #[arg(long, default_value = "turn")]
+        granularity: String,
+        #[command(flatten)]
+        common: EvalArgs,
+    },
+    /// LongMemEval: one store per question.
+    Longmemeval {
+        file: PathBuf,
+        #[arg(long, default_value = "session")]
+        granularity: String,
+        #[command(flatten)]
+        common: EvalArgs,
+    },
+    /// Compare a report (or run the fast gate) against eval/baseline.json.
+    Gate {
+        /// The baseline file.
+        #[arg(long, default_value = "eval/baseline.json")]
+        baseline: PathBuf,
+        /// The shared data folder (holding probe/, locomo/).
+        #[arg(long, default_value = "../shared/data")]
+        data: PathBuf,
+        /// Write the current figures into the baseline instead of comparing.
+        #[arg(long)]
+        update: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Hits per query.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Write one JSON line per query (hits, gold, per-arm explanation).
+    #[arg(long)]
+    pub per_query: Option<PathBuf>,
+    /// Only these conversations / question ids (repeatable).
+    #[arg(long)]
+    pub only: Vec<String>,
+    /// Also store the report under this name in the baseline file.
+    #[arg(long)]
+    pub save_baseline: Option<String>,
+    /// The baseline file for --save-baseline.
+    #[arg(long, default_value = "eval/baseline.json")]
+    pub baseline_file: PathBuf,
+}

@@ -1,0 +1,213 @@
+//! `gitloom eval …`: the retrieval benchmarks and the CI quality gate.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use gitloom_eval::{EngineBackend, GateConfig, Granularity, Report, RunOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cli::{EvalArgs, EvalCommand};
+
+fn bar() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} queries ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+fn options<'a>(
+    common: &EvalArgs,
+    granularity: Option<Granularity>,
+    progress: &'a dyn Fn(usize, usize),
+) -> RunOptions<'a> {
+    RunOptions {
+        limit: common.limit,
+        granularity,
+        per_query: common.per_query.clone(),
+        only: (!common.only.is_empty()).then(|| common.only.clone()),
+        progress: Some(progress),
+        build: gitloom_engine::BUILD.to_owned(),
+    }
+}
+
+fn print(report: &Report, json: bool) -> Result<()> {
+    let value = report.to_json();
+    if json {
+        return crate::print_json(&value);
+    }
+    let get = |k: &str| value.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    println!(
+        "{} ({} queries: {} answerable, {} unanswerable)",
+        report.dataset, value["queries"], value["answerable"], value["unanswerable"]
+    );
+    for k in [
+        "p_at_1",
+        "recall_at_5",
+        "recall_at_10",
+        "recall_all_at_5",
+        "ndcg_at_10",
+        "mrr",
+        "corpus_return_ratio",
+    ] {
+        println!("  {k:<20} {:.3}", get(k));
+    }
+    println!(
+        "  abstention f1        {:.3}",
+        value["abstention"]["f1"].as_f64().unwrap_or(f64::NAN)
+    );
+    println!(
+        "  latency p50/p95 ms   {:.2} / {:.2}",
+        value["latency_ms"]["p50"].as_f64().unwrap_or(f64::NAN),
+        value["latency_ms"]["p95"].as_f64().unwrap_or(f64::NAN)
+    );
+    Ok(())
+}
+
+fn granularity(s: &str) -> Result<Granularity> {
+    s.parse::<Granularity>()
+        .map_err(|e| anyhow::anyhow!("--granularity: {e}"))
+}
+
+pub fn run(cmd: &EvalCommand, json: bool) -> Result<()> {
+    let bar = bar();
+    let progress = gitloom_eval::run::bar_progress(&bar);
+    let mut backend = EngineBackend::new();
+    match cmd {
+        EvalCommand::Probe {
+            corpus,
+            queries,
+            common,
+        } => {
+            bar.set_prefix("probe");
+            backend.explain = common.per_query.is_some();
+            let queries = queries
+                .clone()
+                .unwrap_or_else(|| corpus.join("queries.jsonl"));
+            let report = gitloom_eval::run_probe(
+                &mut backend,
+                corpus,
+                &queries,
+                &options(common, None, &progress),
+            )?;
+            bar.finish_and_clear();
+            save(common, &report)?;
+            print(&report, json)
+        }
+        EvalCommand::Locomo {
+            file,
+            granularity: g,
+            common,
+        } => {
+            bar.set_prefix("locomo");
+            backend.explain = common.per_query.is_some();
+            let report = gitloom_eval::run_locomo(
+                &mut backend,
+                file,
+                &options(common, Some(granularity(g)?), &progress),
+            )?;
+            bar.finish_and_clear();
+            save(common, &report)?;
+            print(&report, json)
+        }
+        EvalCommand::Longmemeval {
+            file,
+            granularity: g,
+            common,
+        } => {
+            bar.set_prefix("longmemeval");
+            backend.explain = common.per_query.is_some();
+            let report = gitloom_eval::run_longmemeval(
+                &mut backend,
+                file,
+                &options(common, Some(granularity(g)?), &progress),
+            )?;
+            bar.finish_and_clear();
+            save(common, &report)?;
+            print(&report, json)
+        }
+        EvalCommand::Gate {
+            baseline,
+            data,
+            update,
+        } => gate(baseline, data, *update, json),
+    }
+}
+
+fn save(common: &EvalArgs, report: &Report) -> Result<()> {
+    if let Some(section) = &common.save_baseline {
+        gitloom_eval::write_baseline(&common.baseline_file, section, &report.to_json())?;
+        eprintln!("saved as {section:?} in {}", common.baseline_file.display());
+    }
+    Ok(())
+}
+
+/// The fast gate CI runs: the probe and LoCoMo conv-26, compared with the baseline.
+fn gate(baseline: &Path, data: &Path, update: bool, json: bool) -> Result<()> {
+    let no_progress = |_: usize, _: usize| {};
+    let opts = |only: Option<Vec<String>>| RunOptions {
+        only,
+        progress: Some(&no_progress),
+        build: gitloom_engine::BUILD.to_owned(),
+        ..RunOptions::default()
+    };
+    let probe_dir = data.join("probe");
+    let mut backend = EngineBackend::new();
+    let probe = gitloom_eval::run_probe(
+        &mut backend,
+        &probe_dir,
+        &probe_dir.join("queries.jsonl"),
+        &opts(None),
+    )
+    .context("gate: probe run failed")?;
+    let locomo = gitloom_eval::run_locomo(
+        &mut backend,
+        &data.join("locomo/locomo-dev.json"),
+        &opts(Some(vec!["conv-26".into()])),
+    )
+    .context("gate: LoCoMo conv-26 run failed")?;
+    let sections = [
+        ("probe", probe.to_json()),
+        ("locomo_conv26", locomo.to_json()),
+    ];
+    if update {
+        for (name, report) in &sections {
+            gitloom_eval::write_baseline(baseline, name, report)?;
+        }
+        eprintln!(
+            "baseline {} updated (probe, locomo_conv26)",
+            baseline.display()
+        );
+        return Ok(());
+    }
+    let cfg = GateConfig::default();
+    let mut failed = Vec::new();
+    let mut summary = serde_json::Map::new();
+    for (name, report) in &sections {
+        let regressions = gitloom_eval::check_baseline(baseline, name, report, &cfg)?;
+        summary.insert(
+            (*name).to_owned(),
+            serde_json::json!({"regressions": regressions.len()}),
+        );
+        if regressions.is_empty() {
+            eprintln!("gate {name}: ok");
+        } else {
+            eprintln!(
+                "gate {name}: {} regression(s) against {}:\n{}",
+                regressions.len(),
+                baseline.display(),
+                gitloom_eval::format_regressions(&regressions)
+            );
+            failed.push(*name);
+        }
+    }
+    if json {
+        crate::print_json(&summary)?;
+    }
+    if !failed.is_empty() {
+        bail!("retrieval quality regressed in {}", failed.join(", "));
+    }
+    Ok(())
+}

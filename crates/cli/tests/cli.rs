@@ -1,0 +1,190 @@
+//! The `gitloom` binary, driven the way a user drives it.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn gitloom(repo: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gitloom"));
+    cmd.arg("--repo")
+        .arg(repo)
+        .args(args)
+        .env_remove("GITLOOM_REPO");
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("gitloom runs");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write stdin");
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().expect("gitloom finishes")
+}
+
+fn ok(repo: &Path, args: &[&str], stdin: Option<&[u8]>) -> String {
+    let out = gitloom(repo, args, stdin);
+    assert!(
+        out.status.success(),
+        "gitloom {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 stdout")
+}
+
+fn json(repo: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ok(repo, &all, None)).expect("valid JSON on stdout")
+}
+
+fn memory(title: &str, body: &str) -> String {
+    format!("---\ntitle: {title}\ncues:\n  - where do I work\n---\n{body}\n")
+}
+
+#[test]
+fn a_user_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("mem");
+    ok(&repo, &["init"], None);
+    ok(
+        &repo,
+        &["write", "facts/work/orbital-ai.md"],
+        Some(memory("Works at Orbital AI", "ML engineer on the inference team.").as_bytes()),
+    );
+    ok(
+        &repo,
+        &[
+            "remember",
+            "--title",
+            "Cat called Mellob",
+            "--topic",
+            "pets",
+            "--cue",
+            "what is my cat called",
+            "--entity",
+            "Mellob (pet)",
+            "--body",
+            "A grey cat.",
+        ],
+        None,
+    );
+
+    let r = json(&repo, &["retrieve", "where do i work"]);
+    for key in ["query", "hits", "abstained", "timings_ms", "build"] {
+        assert!(r.get(key).is_some(), "retrieve --json lacks {key}: {r}");
+    }
+    let hit = &r["hits"][0];
+    assert_eq!(hit["path"], "facts/work/orbital-ai.md");
+    for key in ["path", "title", "score", "arms", "snippet"] {
+        assert!(hit.get(key).is_some(), "hit lacks {key}: {hit}");
+    }
+    assert!(hit["arms"]["lexical"]["score"].as_f64().expect("score") > 0.0);
+    assert_eq!(hit["arms"]["lexical"]["rank"], 1);
+    assert!(r["timings_ms"]["total"].is_number() && r["timings_ms"]["lexical"].is_number());
+    assert!(r["build"].as_str().expect("build").contains('+'));
+
+    let none = json(&repo, &["retrieve", "who is bruno"]);
+    assert_eq!(none["abstained"], true);
+    assert_eq!(none["hits"].as_array().expect("hits").len(), 0);
+
+    let s = json(&repo, &["sync"]);
+    for key in ["visited_entries", "changed_files", "ms"] {
+        assert!(s.get(key).is_some(), "sync --json lacks {key}: {s}");
+    }
+    let stats = json(&repo, &["stats"]);
+    assert_eq!(stats["files"], 2);
+    assert!(json(&repo, &["tree"]).is_object());
+    assert!(json(&repo, &["topics"]).is_array());
+    let log = json(&repo, &["log"]);
+    assert_eq!(log.as_array().expect("log").len(), 3);
+    let got = ok(&repo, &["get", "facts/pets/cat-called-mellob.md"], None);
+    assert!(got.contains("Mellob"));
+    let first = log[1]["commit"].as_str().expect("commit").to_owned();
+    let old = gitloom(
+        &repo,
+        &["get", "facts/pets/cat-called-mellob.md", "--at", &first],
+        None,
+    );
+    assert!(
+        !old.status.success(),
+        "the cat did not exist yet at {first}"
+    );
+    ok(&repo, &["rebuild"], None);
+    let again = json(&repo, &["retrieve", "where do i work"]);
+    assert_eq!(again["hits"][0]["path"], "facts/work/orbital-ai.md");
+}
+
+#[test]
+fn errors_are_clear_and_exit_nonzero() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("mem");
+    let out = gitloom(&repo, &["stats"], None);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error:") && err.contains("mem"), "{err}");
+
+    ok(&repo, &["init"], None);
+    let out = gitloom(
+        &repo,
+        &["write", "facts/bad.md"],
+        Some(b"---\ntitle: [oops\n---\n"),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("facts/bad.md"), "{err}");
+    let out = gitloom(
+        &repo,
+        &["write", "../escape.md"],
+        Some(memory("x", "y").as_bytes()),
+    );
+    assert!(!out.status.success());
+    assert_eq!(
+        json(&repo, &["log"]).as_array().expect("log").len(),
+        1,
+        "nothing was committed"
+    );
+}
+
+#[test]
+fn separate_processes_racing_lose_no_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("mem");
+    ok(&repo, &["init"], None);
+    let children: Vec<_> = (0..6)
+        .map(|i| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_gitloom"))
+                .arg("--repo")
+                .arg(&repo)
+                .args(["write", &format!("facts/race/m{i}.md")])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(memory(&format!("racer {i}"), "x").as_bytes())
+                .expect("stdin");
+            child
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let stats = json(&repo, &["stats"]);
+    assert_eq!(stats["files"], 6, "every acknowledged write is at HEAD");
+}

@@ -1,0 +1,77 @@
+//! Weighted reciprocal-rank fusion of peer arms.
+//!
+//! Each arm contributes `weight / (k + rank)` for every candidate it ranked; an arm
+//! runs once and is counted once (improvement plan R5). The fused score orders the
+//! hits; whether a hit is *evidence* is decided on raw arm scores (see `floor`).
+
+use std::collections::BTreeMap;
+
+/// One arm's ranked candidates: key (a path) and raw score, best first.
+#[derive(Debug, Clone, Default)]
+pub struct ArmList {
+    pub name: &'static str,
+    pub weight: f64,
+    pub items: Vec<(String, f64)>,
+}
+
+/// A fused candidate: its fused score and, per arm, (raw score, 1-based rank).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fused {
+    pub key: String,
+    pub score: f64,
+    pub arms: BTreeMap<&'static str, (f64, usize)>,
+}
+
+/// Fuses arm lists. Ties break on the key so the order is deterministic.
+pub fn fuse(arms: &[ArmList], k: f64) -> Vec<Fused> {
+    let mut by_key: BTreeMap<&str, Fused> = BTreeMap::new();
+    for arm in arms {
+        for (i, (key, raw)) in arm.items.iter().enumerate() {
+            let rank = i + 1;
+            let entry = by_key.entry(key.as_str()).or_insert_with(|| Fused {
+                key: key.clone(),
+                score: 0.0,
+                arms: BTreeMap::new(),
+            });
+            // A key listed twice by one arm counts once, at its best rank.
+            if entry.arms.contains_key(arm.name) {
+                continue;
+            }
+            entry.score += arm.weight / (k + rank as f64);
+            entry.arms.insert(arm.name, (*raw, rank));
+        }
+    }
+    let mut out: Vec<Fused> = by_key.into_values().collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(name: &'static str, weight: f64, keys: &[&str]) -> ArmList {
+        ArmList {
+            name,
+            weight,
+            items: keys.iter().map(|k| ((*k).to_owned(), 1.0)).collect(),
+        }
+    }
+
+    #[test]
+    fn arithmetic() {
+        let f = fuse(&[list("a", 1.0, &["x", "y"]), list("b", 2.0, &["y"])], 60.0);
+        assert_eq!(f[0].key, "y");
+        assert!((f[0].score - (1.0 / 62.0 + 2.0 / 61.0)).abs() < 1e-12);
+        assert!((f[1].score - 1.0 / 61.0).abs() < 1e-12);
+        assert_eq!(f[0].arms["a"], (1.0, 2));
+    }
+
+    #[test]
+    fn ties_are_deterministic_and_duplicates_count_once() {
+        let f = fuse(&[list("a", 1.0, &["b", "b"]), list("c", 1.0, &["a"])], 60.0);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].key, "a");
+        assert!((f[1].score - 1.0 / 61.0).abs() < 1e-12);
+    }
+}

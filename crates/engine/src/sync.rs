@@ -1,0 +1,201 @@
+//! Bringing the index up to date with HEAD by diffing trees.
+//!
+//! The diff starts from the tree the index last saw and never descends into a
+//! subtree whose id is unchanged, so the cost follows the size of the change, not
+//! of the store. The whole changeset is applied in one transaction.
+
+use std::fs::File;
+use std::time::Instant;
+
+use gitloom_index::{IndexedFile, Problem, SyncBatch};
+use gitloom_model::{Memory, StorePath};
+use gitloom_store::ObjectId;
+use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyncReport {
+    /// The commit the index now reflects (empty for a store with no commits).
+    pub commit: String,
+    /// True when the whole tree was read (first sync, rebuild, or an unusable old state).
+    pub full: bool,
+    /// Tree entries the diff examined.
+    pub visited_entries: usize,
+    /// Files added, changed or removed between the two trees (memories or not).
+    pub changed_files: usize,
+    pub upserted: usize,
+    pub removed: usize,
+    /// Files that failed to parse in this sync (path: error); they stay in git and are reported by `stats`.
+    pub problems: Vec<String>,
+    pub ms: f64,
+}
+
+impl Engine {
+    /// Syncs the index to HEAD: incremental when it can be, full otherwise.
+    pub fn sync(&self) -> Result<SyncReport> {
+        self.sync_inner(false)
+    }
+
+    /// Rebuilds the index from git alone.
+    pub fn rebuild(&self) -> Result<SyncReport> {
+        self.sync_inner(true)
+    }
+
+    /// Syncs only if HEAD moved since the index was last synced (cheap: one ref read).
+    pub(crate) fn ensure_synced(&self) -> Result<()> {
+        let Some(head) = self.store.head()? else {
+            return Ok(());
+        };
+        let state = self.index().state()?;
+        if state.is_none_or(|s| s.commit != head.to_string()) {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    fn sync_inner(&self, full: bool) -> Result<SyncReport> {
+        let started = Instant::now();
+        // Syncs from several processes serialise here; each re-reads the index state
+        // after taking the lock, so a diff is always applied to the state it was computed from.
+        let lock_path = self.store.gitloom_dir().join("sync.lock");
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|source| EngineError::Io {
+                what: "cannot open the sync lock",
+                path: lock_path.clone(),
+                source,
+            })?;
+        lock.lock().map_err(|source| EngineError::Io {
+            what: "cannot take the sync lock",
+            path: lock_path.clone(),
+            source,
+        })?;
+
+        let mut index = self.index();
+        let Some(head) = self.store.head()? else {
+            return Ok(SyncReport::default());
+        };
+        let tree = self.store.tree_of(head)?;
+        let state = index.state()?;
+        let mut report = SyncReport {
+            commit: head.to_string(),
+            ..SyncReport::default()
+        };
+        if !full && state.as_ref().is_some_and(|s| s.tree == tree.to_string()) {
+            report.ms = started.elapsed().as_secs_f64() * 1e3;
+            return Ok(report);
+        }
+        let old_tree = if full {
+            None
+        } else {
+            state.and_then(|s| s.tree.parse::<ObjectId>().ok())
+        };
+        let diff = match old_tree {
+            Some(old) => match self.store.diff(Some(old), tree) {
+                Ok(d) => d,
+                // The old tree may be gone (history rewritten, index copied from elsewhere): start over.
+                Err(e) => {
+                    self.warn(format!(
+                        "cannot diff against the last indexed tree ({e}); rebuilding the index"
+                    ));
+                    self.store.diff(None, tree)?
+                }
+            },
+            None => self.store.diff(None, tree)?,
+        };
+        report.full = old_tree.is_none();
+        report.visited_entries = diff.visited_entries;
+        report.changed_files = diff.changes.len();
+
+        let mut removed = Vec::new();
+        let mut to_read = Vec::new();
+        for change in &diff.changes {
+            let Ok(path) = StorePath::parse(&change.path) else {
+                continue;
+            };
+            if !path.is_memory() {
+                continue;
+            }
+            match change.new {
+                Some(blob) => to_read.push((path, blob)),
+                None => removed.push(path.to_string()),
+            }
+        }
+        let parsed = self.read_and_parse(&to_read)?;
+        let mut upserted = Vec::with_capacity(parsed.len());
+        let mut problems = Vec::new();
+        for ((path, blob), result) in to_read.into_iter().zip(parsed) {
+            match result {
+                Ok(memory) => upserted.push(IndexedFile {
+                    path,
+                    blob: blob.to_string(),
+                    memory,
+                }),
+                Err(message) => {
+                    report.problems.push(format!("{message}"));
+                    removed.push(path.to_string());
+                    problems.push(Problem {
+                        path: path.to_string(),
+                        message,
+                    });
+                }
+            }
+        }
+        let batch = SyncBatch {
+            commit: head.to_string(),
+            tree: tree.to_string(),
+            full: report.full,
+            removed,
+            upserted,
+            problems,
+        };
+        let stats = index.apply(&batch)?;
+        drop(index);
+        report.upserted = stats.upserted;
+        report.removed = stats.removed;
+        for p in &report.problems {
+            self.warn(format!("not indexed: {p}"));
+        }
+        report.ms = started.elapsed().as_secs_f64() * 1e3;
+        Ok(report)
+    }
+
+    /// Reads and parses blobs, on all cores for a large batch (a rebuild is mostly
+    /// YAML parsing).
+    fn read_and_parse(
+        &self,
+        items: &[(StorePath, ObjectId)],
+    ) -> Result<Vec<Result<Memory, String>>> {
+        let parse_one = |(path, blob): &(StorePath, ObjectId)| -> Result<Result<Memory, String>> {
+            let bytes = self.store.read_blob(*blob)?;
+            Ok(Memory::parse(path.as_str(), &bytes).map_err(|e| e.to_string()))
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        if items.len() < 256 || threads < 2 {
+            return items.iter().map(parse_one).collect();
+        }
+        let chunk = items.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = items
+                .chunks(chunk)
+                .map(|part| s.spawn(move || part.iter().map(parse_one).collect::<Result<Vec<_>>>()))
+                .collect();
+            let mut out = Vec::with_capacity(items.len());
+            for h in handles {
+                out.extend(
+                    h.join()
+                        .map_err(|_| EngineError::Usage("a parser thread panicked".into()))??,
+                );
+            }
+            Ok(out)
+        })
+    }
+}

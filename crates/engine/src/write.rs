@@ -1,0 +1,229 @@
+//! Writes: validate everything, commit once, sync once.
+
+use std::path::{Path, PathBuf};
+
+use gitloom_model::{Area, Memory, StorePath};
+use gitloom_store::Batch;
+use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use crate::sync::SyncReport;
+
+/// Largest transcript or vocabulary file accepted (they are not parsed as memories).
+pub const MAX_OTHER_BYTES: usize = 16 * 1024 * 1024;
+
+/// What a write did.
+#[derive(Debug, Clone, Serialize)]
+pub struct WriteOutcome {
+    /// The new commit, or `None` when the batch changed nothing.
+    pub commit: Option<String>,
+    pub paths: Vec<String>,
+    pub message: String,
+    pub sync: SyncReport,
+}
+
+/// Checks one file before it may be committed; returns the bytes to commit (a
+/// memory without `created:` gets one).
+pub(crate) fn validate(
+    path: &StorePath,
+    bytes: &[u8],
+    now: jiff::Timestamp,
+) -> Result<Vec<u8>, String> {
+    match path.area() {
+        Area::Tier(_) => {
+            let memory = Memory::parse(path.as_str(), bytes).map_err(|e| e.to_string())?;
+            if memory.front.created.is_none() {
+                return Ok(insert_created(bytes, now));
+            }
+            Ok(bytes.to_vec())
+        }
+        Area::Sessions | Area::Vocab => {
+            if bytes.len() > MAX_OTHER_BYTES {
+                return Err(format!(
+                    "{path}: {} bytes; at most {MAX_OTHER_BYTES} are accepted",
+                    bytes.len()
+                ));
+            }
+            let text =
+                std::str::from_utf8(bytes).map_err(|e| format!("{path}: not valid UTF-8 ({e})"))?;
+            if text.contains('\0') {
+                return Err(format!("{path}: contains a NUL byte"));
+            }
+            Ok(bytes.to_vec())
+        }
+    }
+}
+
+/// Adds `created:` as the last frontmatter line, leaving every other byte as the
+/// user wrote it (a full re-render would reorder their keys).
+fn insert_created(bytes: &[u8], now: jiff::Timestamp) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    let stamp = format!("created: {}\n", now.strftime("%Y-%m-%dT%H:%M:%SZ"));
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i > 0 && matches!(line.trim_end(), "---" | "...") {
+            let mut out = String::with_capacity(text.len() + stamp.len());
+            out.push_str(&text[..offset]);
+            out.push_str(&stamp);
+            out.push_str(&text[offset..]);
+            return out.into_bytes();
+        }
+        offset += line.len();
+    }
+    bytes.to_vec()
+}
+
+impl Engine {
+    /// Writes one file (a whole memory file for the tiers) as one commit.
+    pub fn write(
+        &self,
+        path: &str,
+        content: &[u8],
+        message: Option<String>,
+    ) -> Result<WriteOutcome> {
+        let path = StorePath::parse(path)?;
+        let message = message.unwrap_or_else(|| format!("remember: {path}"));
+        self.write_batch(vec![(path, Some(content.to_vec()))], message, None)
+    }
+
+    /// Deletes one memory as one commit.
+    pub fn delete(&self, path: &str) -> Result<WriteOutcome> {
+        let path = StorePath::parse(path)?;
+        let message = format!("forget: {path}");
+        self.write_batch(vec![(path, None)], message, None)
+    }
+
+    /// Writes a batch as one commit: every file is validated first and nothing is
+    /// written if any is refused.
+    pub fn write_batch(
+        &self,
+        files: Vec<(StorePath, Option<Vec<u8>>)>,
+        message: String,
+        time: Option<jiff::Timestamp>,
+    ) -> Result<WriteOutcome> {
+        let now = time.unwrap_or_else(jiff::Timestamp::now);
+        let mut errors = Vec::new();
+        let mut changes = Vec::with_capacity(files.len());
+        for (path, bytes) in files {
+            match bytes {
+                Some(b) => match validate(&path, &b, now) {
+                    Ok(b) => changes.push((path, Some(b))),
+                    Err(e) => errors.push(e),
+                },
+                None => changes.push((path, None)),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(EngineError::Invalid(errors));
+        }
+        let paths = changes.iter().map(|(p, _)| p.to_string()).collect();
+        let batch = Batch {
+            changes,
+            message: message.clone(),
+            time,
+            allow_dirty_overwrite: false,
+        };
+        let outcome = self.store.commit(&batch)?;
+        let sync = self.sync()?;
+        Ok(WriteOutcome {
+            commit: outcome.map(|o| o.commit.to_string()),
+            paths,
+            message,
+            sync,
+        })
+    }
+
+    /// Imports every `*.md` below `src` (paths relative to it) as one commit.
+    /// Everything is validated before anything is written; hidden directories
+    /// (`.git`, `.gitloom`) are skipped and symbolic links are not followed.
+    pub fn import_dir(&self, src: &Path) -> Result<WriteOutcome> {
+        let mut files = Vec::new();
+        collect_markdown(src, src, &mut files)?;
+        files.sort();
+        if files.is_empty() {
+            return Err(EngineError::Usage(format!(
+                "no .md files found below {}",
+                src.display()
+            )));
+        }
+        let now = jiff::Timestamp::now();
+        let mut errors = Vec::new();
+        let mut batch = Vec::with_capacity(files.len());
+        for (rel, abs) in files {
+            let path = match StorePath::parse(&rel) {
+                Ok(p) => p,
+                Err(e) => {
+                    errors.push(format!("{}: {e}", abs.display()));
+                    continue;
+                }
+            };
+            let bytes = std::fs::read(&abs).map_err(|source| EngineError::Io {
+                what: "cannot read",
+                path: abs.clone(),
+                source,
+            })?;
+            match validate(&path, &bytes, now) {
+                Ok(b) => batch.push((path, Some(b))),
+                Err(e) => errors.push(e),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(EngineError::Invalid(errors));
+        }
+        let message = format!("import: {} files from {}", batch.len(), src.display());
+        self.write_batch(batch, message, None)
+    }
+}
+
+fn collect_markdown(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|source| EngineError::Io {
+        what: "cannot read directory",
+        path: dir.to_owned(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| EngineError::Io {
+            what: "cannot read directory",
+            path: dir.to_owned(),
+            source,
+        })?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        let kind = entry.file_type().map_err(|source| EngineError::Io {
+            what: "cannot stat",
+            path: path.clone(),
+            source,
+        })?;
+        if kind.is_dir() {
+            collect_markdown(root, &path, out)?;
+        } else if kind.is_file() && path.extension().is_some_and(|e| e == "md") {
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let rel = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push((rel, path));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn created_is_inserted_without_touching_the_rest() {
+        let now: jiff::Timestamp = "2026-01-02T03:04:05Z".parse().expect("valid");
+        let out = insert_created(b"---\ntitle: t\nzeta: 1\n---\nbody\n", now);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "---\ntitle: t\nzeta: 1\ncreated: 2026-01-02T03:04:05Z\n---\nbody\n"
+        );
+    }
+}

@@ -1,0 +1,45 @@
+//! Helpers shared by the engine's integration tests: real stores in temp dirs,
+//! checked with the `git` binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("git prints UTF-8")
+}
+
+pub fn memory(title: &str, body: &str) -> String {
+    format!("---\ntitle: {title}\ncreated: 2026-01-01T00:00:00Z\n---\n{body}\n")
+}
+
+/// Every path in every commit is one gitloom may commit (G1).
+pub fn assert_only_committable(dir: &Path) {
+    for commit in git(dir, &["rev-list", "--all"]).lines() {
+        for path in git(dir, &["ls-tree", "-r", "--name-only", commit]).lines() {
+            assert!(
+                gitloom_model::is_committable(path),
+                "commit {commit} holds {path}"
+            );
+        }
+    }
+}
+
+pub fn shared_data() -> Option<PathBuf> {
+    let shared = std::env::var_os("GITLOOM_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let data = shared.join("data");
+    data.is_dir().then_some(data)
+}
