@@ -50,7 +50,7 @@ impl Engine {
             return Ok(());
         };
         let state = self.index().state()?;
-        if state.is_none_or(|s| s.commit != head.to_string()) {
+        if state.is_none_or(|s| s.commit.parse::<ObjectId>().ok() != Some(head)) {
             self.sync()?;
         }
         Ok(())
@@ -87,7 +87,7 @@ impl Engine {
             commit: head.to_string(),
             ..SyncReport::default()
         };
-        if !full && state.as_ref().is_some_and(|s| s.tree == tree.to_string()) {
+        if !full && state.as_ref().is_some_and(|s| s.tree.parse::<ObjectId>().ok() == Some(tree)) {
             report.ms = started.elapsed().as_secs_f64() * 1e3;
             return Ok(report);
         }
@@ -138,7 +138,7 @@ impl Engine {
                     memory,
                 }),
                 Err(message) => {
-                    report.problems.push(format!("{message}"));
+                    report.problems.push(message.clone());
                     removed.push(path.to_string());
                     problems.push(Problem {
                         path: path.to_string(),
