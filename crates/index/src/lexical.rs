@@ -1,13 +1,14 @@
 //! The lexical arm: FTS5 BM25 over title, summary, cues, entities, tags and body.
 //!
-//! Both the all-terms (AND) and the any-term (OR) query run; they are fused inside
+//! Both the all-terms (AND) and the any-term (OR) query run (the AND one unscored:
+//! see the note in `search`); they are fused inside
 //! the arm by weighted reciprocal rank (all-terms counts [`ALL_TERMS_WEIGHT`] times
 //! as much as any-term), so a document matching only some terms still ranks,
 //! just below those matching all of them — no AND→ANY cliff, no empty result
 //! because one term was missing. The exposed `score` is the raw column-weighted BM25
 //! of the any-term query, negated so that higher is better; `rank` is the fused rank.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use gitloom_model::Tier;
 use rusqlite::{params_from_iter, types::Value};
@@ -146,74 +147,70 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     let Some((tier, topic)) = filters(q) else {
         return Ok(Vec::new());
     };
-    let depth = (q.limit.saturating_mul(4)).max(64);
     let bm25 = idx.weights.sql();
-    let sql = format!(
-        "SELECT f.id, f.path, f.title, {bm25} AS s FROM fts JOIN files f ON f.id = fts.rowid
-         WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
-           AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')
-         ORDER BY s, f.path LIMIT ?5"
-    );
     let op = "lexical search";
+    // Without filters the FTS table alone is scanned and ranked; path and title are
+    // fetched for the survivors only.
+    let filtered = tier.is_some() || topic.is_some();
+    let sql = if filtered {
+        format!(
+            "SELECT fts.rowid, {bm25} AS s FROM fts JOIN files f ON f.id = fts.rowid
+             WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
+               AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')
+             ORDER BY s, fts.rowid"
+        )
+    } else {
+        format!(
+            "SELECT rowid, {bm25} AS s FROM fts
+             WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL AND ?4 IS NULL
+             ORDER BY s, rowid"
+        )
+    };
     let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
     let like = topic.as_deref().map(|t| format!("{}/%", like_escape(t)));
-    let mut run = |m: &str| -> Result<Vec<(i64, String, String, f64)>, IndexError> {
+    // One BM25 pass: the any-term query, every match ranked. A document matching all
+    // terms gets the same BM25 under the AND query as under the OR query (same
+    // phrases, same statistics), so the all-terms ranking is the any-term ranking
+    // restricted to the documents in the (cheap, unscored) all-terms set.
+    let any_rows: Vec<(i64, f64)> = {
         let rows = st
-            .query_map(rusqlite::params![m, tier, topic, like, depth as i64], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, f64>(3)?))
+            .query_map(rusqlite::params![any, tier, topic, like], |r| {
+                Ok((r.get(0)?, r.get::<_, f64>(1)?))
             })
             .map_err(idx.err(op))?;
-        rows.collect::<Result<_, _>>().map_err(idx.err(op))
-    };
-    let any_rows = run(&any)?;
-    let all_rows = if terms.terms.len() > 1 {
-        run(&all)?
-    } else {
-        any_rows.clone()
+        rows.collect::<Result<_, _>>().map_err(idx.err(op))?
     };
     drop(st);
-
-    let mut cands: Vec<Cand> = Vec::new();
-    let mut by_id: HashMap<i64, usize> = HashMap::new();
-    for (i, (id, path, title, s)) in any_rows.into_iter().enumerate() {
-        by_id.insert(id, cands.len());
+    let all_set: Option<HashSet<i64>> = if terms.terms.len() > 1 {
+        let mut st = idx
+            .conn
+            .prepare_cached("SELECT rowid FROM fts WHERE fts MATCH ?1")
+            .map_err(idx.err(op))?;
+        let rows = st
+            .query_map([&all], |r| r.get::<_, i64>(0))
+            .map_err(idx.err(op))?;
+        Some(rows.collect::<Result<_, _>>().map_err(idx.err(op))?)
+    } else {
+        None
+    };
+    let mut cands: Vec<Cand> = Vec::with_capacity(any_rows.len());
+    let mut all_count = 0;
+    for (i, (id, s)) in any_rows.into_iter().enumerate() {
+        let all_rank = match &all_set {
+            Some(set) if !set.contains(&id) => None,
+            _ => {
+                all_count += 1;
+                Some(all_count)
+            }
+        };
         cands.push(Cand {
             id,
-            path,
-            title,
+            path: String::new(),
+            title: String::new(),
             score: -s,
             any_rank: Some(i + 1),
-            all_rank: None,
+            all_rank,
         });
-    }
-    let mut missing: Vec<usize> = Vec::new();
-    for (i, (id, path, title, _)) in all_rows.into_iter().enumerate() {
-        match by_id.get(&id) {
-            Some(&k) => cands[k].all_rank = Some(i + 1),
-            None => {
-                by_id.insert(id, cands.len());
-                missing.push(cands.len());
-                cands.push(Cand {
-                    id,
-                    path,
-                    title,
-                    score: 0.0,
-                    any_rank: None,
-                    all_rank: Some(i + 1),
-                });
-            }
-        }
-    }
-    if !missing.is_empty() {
-        // All-terms hits below the any-term cut: fetch their any-term BM25.
-        let sql = format!("SELECT {bm25} FROM fts WHERE fts MATCH ?1 AND rowid = ?2");
-        let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
-        for k in missing {
-            let s: f64 = st
-                .query_row(rusqlite::params![any, cands[k].id], |r| r.get(0))
-                .map_err(idx.err(op))?;
-            cands[k].score = -s;
-        }
     }
     let fused = |c: &Cand| {
         c.all_rank
@@ -224,11 +221,22 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         fused(b)
             .total_cmp(&fused(a))
             .then(b.score.total_cmp(&a.score))
-            .then_with(|| a.path.cmp(&b.path))
+            .then(a.id.cmp(&b.id))
     });
     cands.truncate(q.limit);
     if cands.is_empty() {
         return Ok(Vec::new());
+    }
+    {
+        let mut st = idx
+            .conn
+            .prepare_cached("SELECT path, title FROM files WHERE id = ?1")
+            .map_err(idx.err(op))?;
+        for c in &mut cands {
+            (c.path, c.title) = st
+                .query_row([c.id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(idx.err(op))?;
+        }
     }
 
     let ids: Vec<Value> = cands.iter().map(|c| Value::Integer(c.id)).collect();
@@ -305,33 +313,79 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     // Best-matching section per file.
     let mut sections: HashMap<String, SectionRef> = HashMap::new();
     {
-        let paths: Vec<Value> = cands.iter().map(|c| Value::Text(c.path.clone())).collect();
-        let sql = format!(
-            "SELECT s.path, s.heading, s.anchor, s.start_line, s.end_line,
-                    bm25(sections_fts, 2.0, 1.0) AS b
-             FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid
-             WHERE sections_fts MATCH ?1 AND s.path IN ({placeholders})
-             ORDER BY b, s.ord"
-        );
-        let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err("sections"))?;
-        let mut args = vec![Value::Text(any.clone())];
-        args.extend(paths);
-        let rows = st
-            .query_map(params_from_iter(args), |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    SectionRef {
-                        heading: r.get(1)?,
-                        anchor: r.get(2)?,
-                        start_line: r.get::<_, i64>(3)?.max(0) as usize,
-                        end_line: r.get::<_, i64>(4)?.max(0) as usize,
-                    },
-                ))
-            })
+        // Section rowids of the hits first (indexed by path), so BM25 is computed
+        // for those sections only, not for every matching section in the store.
+        let mut sids: Vec<i64> = Vec::new();
+        {
+            let mut st = idx
+                .conn
+                .prepare_cached("SELECT id FROM sections WHERE path = ?1")
+                .map_err(idx.err("sections"))?;
+            for c in &cands {
+                let rows = st
+                    .query_map([&c.path], |r| r.get::<_, i64>(0))
+                    .map_err(idx.err("sections"))?;
+                for id in rows {
+                    sids.push(id.map_err(idx.err("sections"))?);
+                }
+            }
+        }
+        // Sections are scored by how many distinct query terms they contain (earliest
+        // section wins ties). No bm25() here: it would scan every posting of each
+        // term across all sections to compute its statistics, on every query.
+        let mut hits: HashMap<i64, usize> = HashMap::new();
+        if !sids.is_empty() {
+            let sph = (2..sids.len() + 2)
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let sql = format!(
+                "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1 AND rowid IN ({sph})"
+            );
+            let mut st = idx.conn.prepare(&sql).map_err(idx.err("sections"))?;
+            for t in &terms.terms {
+                let mut args = vec![Value::Text(quote(t))];
+                args.extend(sids.iter().map(|i| Value::Integer(*i)));
+                let rows = st
+                    .query_map(params_from_iter(args), |r| r.get::<_, i64>(0))
+                    .map_err(idx.err("sections"))?;
+                for id in rows {
+                    *hits.entry(id.map_err(idx.err("sections"))?).or_default() += 1;
+                }
+            }
+        }
+        let mut st = idx
+            .conn
+            .prepare_cached(
+                "SELECT path, heading, anchor, start_line, end_line, ord FROM sections WHERE id = ?1",
+            )
             .map_err(idx.err("sections"))?;
-        for row in rows {
-            let (p, s) = row.map_err(idx.err("sections"))?;
-            sections.entry(p).or_insert(s);
+        let mut best: HashMap<String, ((usize, i64), SectionRef)> = HashMap::new();
+        for (sid, n) in hits {
+            let (p, sec, ord) = st
+                .query_row([sid], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        SectionRef {
+                            heading: r.get(1)?,
+                            anchor: r.get(2)?,
+                            start_line: r.get::<_, i64>(3)?.max(0) as usize,
+                            end_line: r.get::<_, i64>(4)?.max(0) as usize,
+                        },
+                        r.get::<_, i64>(5)?,
+                    ))
+                })
+                .map_err(idx.err("sections"))?;
+            let key = (n, -ord);
+            match best.get(&p) {
+                Some((old, _)) if *old >= key => {}
+                _ => {
+                    best.insert(p, (key, sec));
+                }
+            }
+        }
+        for (p, (_, sec)) in best {
+            sections.insert(p, sec);
         }
     }
 
