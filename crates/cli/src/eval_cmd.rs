@@ -7,6 +7,7 @@ use gitloom_eval::{EngineBackend, GateConfig, Granularity, Report, RunOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{EvalArgs, EvalCommand};
+use crate::render::outln;
 
 fn bar() -> ProgressBar {
     let bar = ProgressBar::new(0);
@@ -39,10 +40,13 @@ fn print(report: &Report, json: bool) -> Result<()> {
         return crate::print_json(&value);
     }
     let get = |k: &str| value.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
-    println!(
+    outln!(
         "{} ({} queries: {} answerable, {} unanswerable)",
-        report.dataset, value["queries"], value["answerable"], value["unanswerable"]
-    );
+        report.dataset,
+        value["queries"],
+        value["answerable"],
+        value["unanswerable"]
+    )?;
     for k in [
         "p_at_1",
         "recall_at_5",
@@ -52,17 +56,17 @@ fn print(report: &Report, json: bool) -> Result<()> {
         "mrr",
         "corpus_return_ratio",
     ] {
-        println!("  {k:<20} {:.3}", get(k));
+        outln!("  {k:<20} {:.3}", get(k))?;
     }
-    println!(
+    outln!(
         "  abstention f1        {:.3}",
         value["abstention"]["f1"].as_f64().unwrap_or(f64::NAN)
-    );
-    println!(
+    )?;
+    outln!(
         "  latency p50/p95 ms   {:.2} / {:.2}",
         value["latency_ms"]["p50"].as_f64().unwrap_or(f64::NAN),
         value["latency_ms"]["p95"].as_f64().unwrap_or(f64::NAN)
-    );
+    )?;
     Ok(())
 }
 

@@ -15,11 +15,21 @@ use clap::Parser;
 use gitloom_engine::{Engine, RememberRequest, RetrieveRequest};
 
 use crate::cli::{Cli, Command};
+use crate::render::outln;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // `gitloom log | head`: the reader left; that is not our failure.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "error: {e:#}");
             ExitCode::FAILURE
@@ -65,7 +75,7 @@ fn run(cli: Cli) -> Result<()> {
                     &serde_json::json!({"store": engine.root(), "build": gitloom_engine::BUILD}),
                 )?;
             } else {
-                println!("gitloom store ready at {}", engine.root().display());
+                outln!("gitloom store ready at {}", engine.root().display())?;
             }
         }
         Command::Write { path, message } => {
@@ -124,7 +134,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 print_json(&got)?;
             } else {
-                print!("{}", got.content);
+                write!(std::io::stdout().lock(), "{}", got.content)?;
             }
         }
         Command::Log { path, limit } => {
@@ -134,12 +144,12 @@ fn run(cli: Cli) -> Result<()> {
                 print_json(&entries)?;
             } else {
                 for e in entries {
-                    println!(
+                    outln!(
                         "{} {} {}",
                         &e.commit[..12.min(e.commit.len())],
                         e.time,
                         e.summary
-                    );
+                    )?;
                 }
             }
         }
@@ -149,7 +159,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 print_json(&listing)?;
             } else {
-                render::tree(&listing);
+                render::tree(&listing)?;
             }
         }
         Command::Topics => {
@@ -158,7 +168,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 print_json(&topics)?;
             } else {
-                render::topics(&topics);
+                render::topics(&topics)?;
             }
         }
         Command::Sync => {
@@ -180,7 +190,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 print_json(&stats)?;
             } else {
-                render::stats(&stats);
+                render::stats(&stats)?;
             }
         }
         Command::Search(q) => {
@@ -191,7 +201,7 @@ fn run(cli: Cli) -> Result<()> {
                     &serde_json::json!({"query": q.query, "hits": hits, "build": gitloom_engine::BUILD}),
                 )?;
             } else {
-                render::hits(&hits);
+                render::hits(&hits)?;
             }
         }
         Command::Retrieve(q) => {
@@ -203,7 +213,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 print_json(&r)?;
             } else {
-                render::retrieval(&r);
+                render::retrieval(&r)?;
             }
         }
         Command::Eval(cmd) => eval_cmd::run(cmd, json)?,

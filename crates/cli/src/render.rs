@@ -6,24 +6,33 @@ use gitloom_engine::{
 };
 use serde_json::Value;
 
+/// `println!` that reports a closed stdout (`gitloom … | head`) as an error for
+/// `main` to end quietly on, instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+pub(crate) use outln;
+
+fn short(commit: &str) -> &str {
+    &commit[..12.min(commit.len())]
+}
+
 pub fn write_outcome(out: &WriteOutcome, json: bool) -> Result<()> {
     if json {
         return crate::print_json(out);
     }
     match &out.commit {
-        Some(c) => println!(
-            "{} {} ({} file(s))",
-            &c[..12.min(c.len())],
-            out.message,
-            out.paths.len()
-        ),
-        None => println!(
+        Some(c) => outln!("{} {} ({} file(s))", short(c), out.message, out.paths.len())?,
+        None => outln!(
             "nothing changed ({} file(s) already as given)",
             out.paths.len()
-        ),
+        )?,
     }
     for p in &out.paths {
-        println!("  {p}");
+        outln!("  {p}")?;
     }
     Ok(())
 }
@@ -32,53 +41,52 @@ pub fn sync(r: &SyncReport, json: bool) -> Result<()> {
     if json {
         return crate::print_json(r);
     }
-    println!(
+    outln!(
         "{} sync to {}: visited {} entries, {} changed file(s), {} indexed, {} removed, {:.1} ms",
         if r.full { "full" } else { "incremental" },
-        &r.commit[..12.min(r.commit.len())],
+        short(&r.commit),
         r.visited_entries,
         r.changed_files,
         r.upserted,
         r.removed,
         r.ms
-    );
+    )?;
     for p in &r.problems {
-        println!("  not indexed: {p}");
+        outln!("  not indexed: {p}")?;
     }
     Ok(())
 }
 
 /// Prints a flat `key: value` view of any serialisable record.
-fn fields(v: &Value, indent: usize) {
+fn fields(v: &Value, indent: usize) -> Result<()> {
     let pad = " ".repeat(indent);
     match v {
         Value::Object(m) => {
             for (k, v) in m {
-                match v {
-                    Value::Object(_) | Value::Array(_) => {
-                        println!("{pad}{k}:");
-                        fields(v, indent + 2);
-                    }
-                    _ => println!("{pad}{k}: {}", scalar(v)),
+                if matches!(v, Value::Object(_) | Value::Array(_)) {
+                    outln!("{pad}{k}:")?;
+                    fields(v, indent + 2)?;
+                } else {
+                    outln!("{pad}{k}: {}", scalar(v))?;
                 }
             }
         }
         Value::Array(items) => {
             for item in items {
-                match item {
-                    Value::Object(m) => {
-                        let line: Vec<String> = m
-                            .iter()
-                            .map(|(k, v)| format!("{k}={}", scalar(v)))
-                            .collect();
-                        println!("{pad}- {}", line.join("  "));
-                    }
-                    _ => println!("{pad}- {}", scalar(item)),
+                if let Value::Object(m) = item {
+                    let line: Vec<String> = m
+                        .iter()
+                        .map(|(k, v)| format!("{k}={}", scalar(v)))
+                        .collect();
+                    outln!("{pad}- {}", line.join("  "))?;
+                } else {
+                    outln!("{pad}- {}", scalar(item))?;
                 }
             }
         }
-        _ => println!("{pad}{}", scalar(v)),
+        _ => outln!("{pad}{}", scalar(v))?,
     }
+    Ok(())
 }
 
 fn scalar(v: &Value) -> String {
@@ -89,21 +97,21 @@ fn scalar(v: &Value) -> String {
     }
 }
 
-pub fn tree(t: &TreeListing) {
-    fields(&serde_json::to_value(t).unwrap_or(Value::Null), 0);
+pub fn tree(t: &TreeListing) -> Result<()> {
+    fields(&serde_json::to_value(t)?, 0)
 }
 
-pub fn topics(t: &[TopicCount]) {
-    fields(&serde_json::to_value(t).unwrap_or(Value::Null), 0);
+pub fn topics(t: &[TopicCount]) -> Result<()> {
+    fields(&serde_json::to_value(t)?, 0)
 }
 
-pub fn stats(s: &IndexStats) {
-    fields(&serde_json::to_value(s).unwrap_or(Value::Null), 0);
+pub fn stats(s: &IndexStats) -> Result<()> {
+    fields(&serde_json::to_value(s)?, 0)
 }
 
-pub fn hits(hits: &[Hit]) {
+pub fn hits(hits: &[Hit]) -> Result<()> {
     if hits.is_empty() {
-        println!("no hits");
+        outln!("no hits")?;
     }
     for (i, h) in hits.iter().enumerate() {
         let arms: Vec<String> = h
@@ -111,33 +119,34 @@ pub fn hits(hits: &[Hit]) {
             .iter()
             .map(|(a, s)| format!("{a} #{} ({:.3})", s.rank, s.score))
             .collect();
-        println!("{:>2}. {}  {}", i + 1, h.path, h.title);
+        outln!("{:>2}. {}  {}", i + 1, h.path, h.title)?;
         let section = h
             .section
             .as_ref()
             .map(|s| format!("  § {} (lines {}-{})", s.heading, s.start_line, s.end_line))
             .unwrap_or_default();
-        println!("    score {:.4}  via {}{section}", h.score, arms.join(", "));
+        outln!("    score {:.4}  via {}{section}", h.score, arms.join(", "))?;
         if !h.snippet.is_empty() {
-            println!("    {}", h.snippet.replace('\n', " "));
+            outln!("    {}", h.snippet.replace('\n', " "))?;
         }
     }
+    Ok(())
 }
 
-pub fn retrieval(r: &Retrieval) {
+pub fn retrieval(r: &Retrieval) -> Result<()> {
     if r.abstained {
-        println!(
+        outln!(
             "no evidence for {:?}: nothing cleared the evidence floor",
             r.query
-        );
+        )?;
     } else {
-        hits(&r.hits);
+        hits(&r.hits)?;
     }
     if let Some(explain) = &r.explain {
         for arm in explain {
-            println!("arm {}: {} candidate(s)", arm.arm, arm.candidates.len());
+            outln!("arm {}: {} candidate(s)", arm.arm, arm.candidates.len())?;
             for (path, score) in arm.candidates.iter().take(20) {
-                println!("    {score:>9.4}  {path}");
+                outln!("    {score:>9.4}  {path}")?;
             }
         }
         let t: Vec<String> = r
@@ -145,6 +154,7 @@ pub fn retrieval(r: &Retrieval) {
             .iter()
             .map(|(k, v)| format!("{k} {v:.2} ms"))
             .collect();
-        println!("timings: {}", t.join(", "));
+        outln!("timings: {}", t.join(", "))?;
     }
+    Ok(())
 }

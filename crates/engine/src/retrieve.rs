@@ -134,34 +134,25 @@ impl Engine {
     /// Lexical search only: the raw BM25 arm, no fusion or floor.
     pub fn search(&self, req: &RetrieveRequest) -> Result<Vec<Hit>> {
         self.ensure_synced()?;
+        self.lexical_arm(req, req.limit, None)
+    }
+
+    fn lexical_arm(
+        &self,
+        req: &RetrieveRequest,
+        limit: usize,
+        decorate: Option<usize>,
+    ) -> Result<Vec<Hit>> {
         let hits = self.index().lexical(&LexicalQuery {
             text: req.query.clone(),
-            limit: req.limit,
+            limit,
             tier: req.tier,
             topic: req.topic.clone(),
+            decorate,
         })?;
         Ok(hits
             .into_iter()
-            .map(|h| Hit {
-                path: h.path,
-                title: h.title,
-                score: h.score,
-                arms: BTreeMap::from([(
-                    "lexical".to_owned(),
-                    ArmScore {
-                        score: h.score,
-                        rank: h.rank,
-                    },
-                )]),
-                snippet: h.snippet,
-                section: h.section.map(|s| HitSection {
-                    heading: s.heading,
-                    anchor: s.anchor,
-                    start_line: s.start_line,
-                    end_line: s.end_line,
-                }),
-                matched_terms: h.matched_terms,
-            })
+            .map(|h| hit_from_lexical(h, true))
             .collect())
     }
 
@@ -176,10 +167,7 @@ impl Engine {
 
         let t = Instant::now();
         let depth = self.config.depth.max(req.limit);
-        let lexical = self.search(&RetrieveRequest {
-            limit: depth,
-            ..req.clone()
-        })?;
+        let lexical = self.lexical_arm(req, depth, Some(0))?;
         timings.insert("lexical".to_owned(), ms(t));
 
         let arms = vec![ArmList {
@@ -228,6 +216,19 @@ impl Engine {
             }
         }
         timings.insert("fusion".to_owned(), ms(t));
+        // Snippets, matched terms and sections for the answer only, not for every candidate.
+        let t = Instant::now();
+        let paths: Vec<String> = hits.iter().map(|h| h.path.clone()).collect();
+        let mut details = self.index().lexical_details(&req.query, &paths)?;
+        for h in &mut hits {
+            if let Some(d) = details.remove(&h.path) {
+                let d = hit_from_lexical(d, false);
+                h.snippet = d.snippet;
+                h.section = d.section;
+                h.matched_terms = d.matched_terms;
+            }
+        }
+        timings.insert("snippets".to_owned(), ms(t));
         timings.insert("total".to_owned(), ms(started));
         let explain = req.explain.then(|| {
             arms.iter()
@@ -246,6 +247,34 @@ impl Engine {
             explain,
             build: crate::BUILD,
         })
+    }
+}
+
+fn hit_from_lexical(h: gitloom_index::LexicalHit, with_arm: bool) -> Hit {
+    let arms = if with_arm {
+        BTreeMap::from([(
+            "lexical".to_owned(),
+            ArmScore {
+                score: h.score,
+                rank: h.rank,
+            },
+        )])
+    } else {
+        BTreeMap::new()
+    };
+    Hit {
+        path: h.path,
+        title: h.title,
+        score: h.score,
+        arms,
+        snippet: h.snippet,
+        section: h.section.map(|s| HitSection {
+            heading: s.heading,
+            anchor: s.anchor,
+            start_line: s.start_line,
+            end_line: s.end_line,
+        }),
+        matched_terms: h.matched_terms,
     }
 }
 

@@ -87,7 +87,11 @@ impl Engine {
             commit: head.to_string(),
             ..SyncReport::default()
         };
-        if !full && state.as_ref().is_some_and(|s| s.tree.parse::<ObjectId>().ok() == Some(tree)) {
+        if !full
+            && state
+                .as_ref()
+                .is_some_and(|s| s.tree.parse::<ObjectId>().ok() == Some(tree))
+        {
             report.ms = started.elapsed().as_secs_f64() * 1e3;
             return Ok(report);
         }

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use gitloom_model::Tier;
-use rusqlite::{params_from_iter, types::Value};
+use rusqlite::{OptionalExtension, params_from_iter, types::Value};
 
 use crate::query::{QueryTerms, quote};
 use crate::{Index, IndexError};
@@ -70,6 +70,10 @@ pub struct LexicalQuery {
     /// Topic prefix below the tier: `work` matches `work` and `work/x`, not `workshop`.
     /// A leading tier (`facts/work`) is accepted and acts as a tier filter.
     pub topic: Option<String>,
+    /// Compute snippet, matched terms and section for the first N hits only (`None`:
+    /// all). Ranking a deep candidate list for fusion needs none of them, and they
+    /// cost a posting-list scan per term.
+    pub decorate: Option<usize>,
 }
 
 /// A `##` section of a file.
@@ -100,6 +104,7 @@ pub struct LexicalHit {
     pub section: Option<SectionRef>,
 }
 
+#[derive(Clone)]
 struct Cand {
     id: i64,
     path: String,
@@ -151,31 +156,24 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     let op = "lexical search";
     // Without filters the FTS table alone is scanned and ranked; path and title are
     // fetched for the survivors only.
-    let filtered = tier.is_some() || topic.is_some();
-    let sql = if filtered {
-        format!(
-            "SELECT fts.rowid, {bm25} AS s FROM fts JOIN files f ON f.id = fts.rowid
-             WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
-               AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')
-             ORDER BY s, fts.rowid"
-        )
-    } else {
-        format!(
-            "SELECT rowid, {bm25} AS s FROM fts
-             WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL AND ?4 IS NULL
-             ORDER BY s, rowid"
-        )
-    };
+    // Ties are broken on the path, never on the row id: a rebuild inserts in another
+    // order, and the same store must give the same answer however its index was built.
+    let sql = format!(
+        "SELECT fts.rowid, {bm25} AS s, f.path, f.title FROM fts JOIN files f ON f.id = fts.rowid
+         WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
+           AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')
+         ORDER BY s, f.path"
+    );
     let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
     let like = topic.as_deref().map(|t| format!("{}/%", like_escape(t)));
     // One BM25 pass: the any-term query, every match ranked. A document matching all
     // terms gets the same BM25 under the AND query as under the OR query (same
     // phrases, same statistics), so the all-terms ranking is the any-term ranking
     // restricted to the documents in the (cheap, unscored) all-terms set.
-    let any_rows: Vec<(i64, f64)> = {
+    let any_rows: Vec<(i64, f64, String, String)> = {
         let rows = st
             .query_map(rusqlite::params![any, tier, topic, like], |r| {
-                Ok((r.get(0)?, r.get::<_, f64>(1)?))
+                Ok((r.get(0)?, r.get::<_, f64>(1)?, r.get(2)?, r.get(3)?))
             })
             .map_err(idx.err(op))?;
         rows.collect::<Result<_, _>>().map_err(idx.err(op))?
@@ -195,7 +193,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     };
     let mut cands: Vec<Cand> = Vec::with_capacity(any_rows.len());
     let mut all_count = 0;
-    for (i, (id, s)) in any_rows.into_iter().enumerate() {
+    for (i, (id, s, path, title)) in any_rows.into_iter().enumerate() {
         let all_rank = match &all_set {
             Some(set) if !set.contains(&id) => None,
             _ => {
@@ -205,8 +203,8 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         };
         cands.push(Cand {
             id,
-            path: String::new(),
-            title: String::new(),
+            path,
+            title,
             score: -s,
             any_rank: Some(i + 1),
             all_rank,
@@ -221,24 +219,48 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         fused(b)
             .total_cmp(&fused(a))
             .then(b.score.total_cmp(&a.score))
-            .then(a.id.cmp(&b.id))
+            .then_with(|| a.path.cmp(&b.path))
     });
     cands.truncate(q.limit);
     if cands.is_empty() {
         return Ok(Vec::new());
     }
-    {
-        let mut st = idx
-            .conn
-            .prepare_cached("SELECT path, title FROM files WHERE id = ?1")
-            .map_err(idx.err(op))?;
-        for c in &mut cands {
-            (c.path, c.title) = st
-                .query_row([c.id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(idx.err(op))?;
-        }
-    }
+    let decorated = q.decorate.unwrap_or(cands.len()).min(cands.len());
+    let (mut matched, mut snippets, mut sections) =
+        decorate(idx, &terms, &any, &cands[..decorated])?;
+    Ok(cands
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let m = matched.remove(&c.id).unwrap_or_default();
+            LexicalHit {
+                all_terms: c.all_rank.is_some(),
+                matched_terms: m,
+                snippet: snippets.remove(&c.id).unwrap_or_default(),
+                section: sections.remove(&c.path),
+                path: c.path,
+                title: c.title,
+                score: c.score,
+                rank: i + 1,
+            }
+        })
+        .collect())
+}
 
+type Decorations = (
+    HashMap<i64, Vec<String>>,
+    HashMap<i64, String>,
+    HashMap<String, SectionRef>,
+);
+
+/// Matched terms, snippet and best section for each candidate.
+fn decorate(
+    idx: &Index,
+    terms: &QueryTerms,
+    any: &str,
+    cands: &[Cand],
+) -> Result<Decorations, IndexError> {
+    let op = "lexical decoration";
     let ids: Vec<Value> = cands.iter().map(|c| Value::Integer(c.id)).collect();
     let placeholders = (2..ids.len() + 2)
         .map(|i| format!("?{i}"))
@@ -253,10 +275,10 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     // Which terms each hit contains.
     let mut matched: HashMap<i64, Vec<String>> = HashMap::new();
     if terms.terms.len() == 1 {
-        for c in &cands {
+        for c in cands {
             matched.insert(c.id, terms.terms.clone());
         }
-    } else {
+    } else if !cands.is_empty() {
         let sql = format!("SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid IN ({placeholders})");
         let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
         for t in &terms.terms {
@@ -274,7 +296,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
 
     // Snippets: body, else summary, else title.
     let mut snippets: HashMap<i64, String> = HashMap::new();
-    {
+    if !cands.is_empty() {
         let n = SNIPPET_TOKENS;
         let sql = format!(
             "SELECT rowid, snippet(fts, 5, '[', ']', '…', {n}), snippet(fts, 1, '[', ']', '…', {n}),
@@ -283,7 +305,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         );
         let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err("snippets"))?;
         let rows = st
-            .query_map(params_from_iter(bind(&any)), |r| {
+            .query_map(params_from_iter(bind(any)), |r| {
                 let id: i64 = r.get(0)?;
                 let mut pick = String::new();
                 for col in 1..=3 {
@@ -321,7 +343,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
                 .conn
                 .prepare_cached("SELECT id FROM sections WHERE path = ?1")
                 .map_err(idx.err("sections"))?;
-            for c in &cands {
+            for c in cands {
                 let rows = st
                     .query_map([&c.path], |r| r.get::<_, i64>(0))
                     .map_err(idx.err("sections"))?;
@@ -389,21 +411,71 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         }
     }
 
+    Ok((matched, snippets, sections))
+}
+
+/// Snippet, matched terms and best section for files found by other arms: the
+/// same decoration a lexical hit gets, keyed by path. Files the query does not
+/// match lexically get their summary or title as snippet and no terms.
+pub(crate) fn details(
+    idx: &Index,
+    text: &str,
+    paths: &[String],
+) -> Result<HashMap<String, LexicalHit>, IndexError> {
+    let mut cands = Vec::with_capacity(paths.len());
+    {
+        let mut st = idx
+            .conn
+            .prepare_cached("SELECT id, title, summary FROM files WHERE path = ?1")
+            .map_err(idx.err("details"))?;
+        for p in paths {
+            let row: Option<(i64, String, Option<String>)> = st
+                .query_row([p], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()
+                .map_err(idx.err("details"))?;
+            if let Some((id, title, summary)) = row {
+                cands.push((
+                    Cand {
+                        id,
+                        path: p.clone(),
+                        title,
+                        score: 0.0,
+                        any_rank: None,
+                        all_rank: None,
+                    },
+                    summary,
+                ));
+            }
+        }
+    }
+    let terms = QueryTerms::parse(text);
+    let (mut matched, mut snippets, mut sections) = match terms.match_any() {
+        Some(any) => {
+            let only: Vec<Cand> = cands.iter().map(|(c, _)| c.clone()).collect();
+            decorate(idx, &terms, &any, &only)?
+        }
+        None => Default::default(),
+    };
     Ok(cands
         .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
+        .map(|(c, summary)| {
             let m = matched.remove(&c.id).unwrap_or_default();
-            LexicalHit {
-                all_terms: m.len() == terms.terms.len(),
+            let snippet = snippets
+                .remove(&c.id)
+                .filter(|s| s.contains('['))
+                .or(summary.filter(|s| !s.trim().is_empty()))
+                .unwrap_or_else(|| c.title.clone());
+            let hit = LexicalHit {
+                all_terms: !terms.terms.is_empty() && m.len() == terms.terms.len(),
                 matched_terms: m,
-                snippet: snippets.remove(&c.id).unwrap_or_default(),
+                snippet,
                 section: sections.remove(&c.path),
-                path: c.path,
+                path: c.path.clone(),
                 title: c.title,
-                score: c.score,
-                rank: i + 1,
-            }
+                score: 0.0,
+                rank: 0,
+            };
+            (c.path, hit)
         })
         .collect())
 }

@@ -30,6 +30,7 @@ mod sync;
 pub mod testutil;
 mod topics;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use error::IndexError;
@@ -128,6 +129,16 @@ impl Index {
     /// The lexical (BM25) arm.
     pub fn lexical(&self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, IndexError> {
         lexical::search(self, q)
+    }
+
+    /// Snippet, matched terms and best `##` section for files another arm found,
+    /// keyed by path (score and rank are 0: these are not lexical hits).
+    pub fn lexical_details(
+        &self,
+        text: &str,
+        paths: &[String],
+    ) -> Result<HashMap<String, LexicalHit>, IndexError> {
+        lexical::details(self, text, paths)
     }
 
     /// One file's metadata, or `None` if it is not indexed.
