@@ -62,6 +62,15 @@ pub enum Command {
     Search(QueryArgs),
     /// Retrieve the memories that are evidence for a question, with why each was returned.
     Retrieve(QueryArgs),
+    /// Write a deterministic synthetic corpus of memory files (for scale tests and benchmarks).
+    Synth {
+        /// Folder to write into (its files can then be `gitloom import`ed).
+        out: PathBuf,
+        #[arg(long, default_value_t = 10_000)]
+        count: usize,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
     /// Retrieval benchmarks: probe, LoCoMo, LongMemEval.
     #[command(subcommand)]
     Eval(EvalCommand),

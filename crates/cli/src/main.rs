@@ -216,6 +216,23 @@ fn run(cli: Cli) -> Result<()> {
                 render::retrieval(&r)?;
             }
         }
+        Command::Synth { out, count, seed } => {
+            let files = gitloom_synth::corpus(*count, *seed);
+            for f in &files {
+                let path = out.join(&f.path);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+                std::fs::write(&path, &f.content)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            if json {
+                print_json(&serde_json::json!({"written": files.len(), "out": out}))?;
+            } else {
+                outln!("wrote {} memory files below {}", files.len(), out.display())?;
+            }
+        }
         Command::Eval(cmd) => eval_cmd::run(cmd, json)?,
     }
     Ok(())

@@ -153,27 +153,63 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         return Ok(Vec::new());
     };
     let bm25 = idx.weights.sql();
+    // Terms in half the files or more score ~0 under BM25 yet cost a position read
+    // per file (see doc_freq.rs): leave them out of the scored query when a more
+    // informative term remains. They still count in the all-terms set.
+    let scored = if terms.terms.len() > 1 {
+        let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;
+        let informative: Vec<&String> = terms
+            .terms
+            .iter()
+            .zip(&dfs)
+            .filter(|(_, df)| **df > 0 && **df * 2 < n)
+            .map(|(t, _)| t)
+            .collect();
+        if n < 64 || informative.is_empty() || informative.len() == terms.terms.len() {
+            any.clone()
+        } else {
+            informative
+                .iter()
+                .map(|t| quote(t))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        }
+    } else {
+        any.clone()
+    };
     let op = "lexical search";
     // Without filters the FTS table alone is scanned and ranked; path and title are
     // fetched for the survivors only.
-    // Ties are broken on the path, never on the row id: a rebuild inserts in another
-    // order, and the same store must give the same answer however its index was built.
-    let sql = format!(
-        "SELECT fts.rowid, {bm25} AS s, f.path, f.title FROM fts JOIN files f ON f.id = fts.rowid
-         WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
-           AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')
-         ORDER BY s, f.path"
-    );
+    // Ties are broken on the row id, which is a hash of the path (see `free_id`):
+    // the same in every build of the index, whatever order files were inserted in.
+    // Without filters the FTS table alone is scanned and ranked; path and title are
+    // fetched for the survivors only (a join per match doubles the cost of a query
+    // whose terms are in most files).
+    let filtered = tier.is_some() || topic.is_some();
+    let sql = if filtered {
+        format!(
+            "SELECT fts.rowid, {bm25} AS s FROM fts JOIN files f ON f.id = fts.rowid
+             WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
+               AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')
+             ORDER BY s, fts.rowid"
+        )
+    } else {
+        format!(
+            "SELECT rowid, {bm25} AS s FROM fts
+             WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL AND ?4 IS NULL
+             ORDER BY s, rowid"
+        )
+    };
     let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
     let like = topic.as_deref().map(|t| format!("{}/%", like_escape(t)));
     // One BM25 pass: the any-term query, every match ranked. A document matching all
     // terms gets the same BM25 under the AND query as under the OR query (same
     // phrases, same statistics), so the all-terms ranking is the any-term ranking
     // restricted to the documents in the (cheap, unscored) all-terms set.
-    let any_rows: Vec<(i64, f64, String, String)> = {
+    let any_rows: Vec<(i64, f64)> = {
         let rows = st
-            .query_map(rusqlite::params![any, tier, topic, like], |r| {
-                Ok((r.get(0)?, r.get::<_, f64>(1)?, r.get(2)?, r.get(3)?))
+            .query_map(rusqlite::params![scored, tier, topic, like], |r| {
+                Ok((r.get(0)?, r.get::<_, f64>(1)?))
             })
             .map_err(idx.err(op))?;
         rows.collect::<Result<_, _>>().map_err(idx.err(op))?
@@ -193,7 +229,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     };
     let mut cands: Vec<Cand> = Vec::with_capacity(any_rows.len());
     let mut all_count = 0;
-    for (i, (id, s, path, title)) in any_rows.into_iter().enumerate() {
+    for (i, (id, s)) in any_rows.into_iter().enumerate() {
         let all_rank = match &all_set {
             Some(set) if !set.contains(&id) => None,
             _ => {
@@ -203,8 +239,8 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         };
         cands.push(Cand {
             id,
-            path,
-            title,
+            path: String::new(),
+            title: String::new(),
             score: -s,
             any_rank: Some(i + 1),
             all_rank,
@@ -219,11 +255,22 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         fused(b)
             .total_cmp(&fused(a))
             .then(b.score.total_cmp(&a.score))
-            .then_with(|| a.path.cmp(&b.path))
+            .then(a.id.cmp(&b.id))
     });
     cands.truncate(q.limit);
     if cands.is_empty() {
         return Ok(Vec::new());
+    }
+    {
+        let mut st = idx
+            .conn
+            .prepare_cached("SELECT path, title FROM files WHERE id = ?1")
+            .map_err(idx.err(op))?;
+        for c in &mut cands {
+            (c.path, c.title) = st
+                .query_row([c.id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(idx.err(op))?;
+        }
     }
     let decorated = q.decorate.unwrap_or(cands.len()).min(cands.len());
     let (mut matched, mut snippets, mut sections) =

@@ -18,6 +18,7 @@
 //! empty index on [`Index::open`] ([`OpenStatus::Reset`]) rather than reported as an error.
 #![forbid(unsafe_code)]
 
+mod doc_freq;
 mod error;
 mod files;
 mod lexical;
@@ -74,6 +75,8 @@ pub struct Index {
     weights: Bm25Weights,
     /// Test hook: make [`Index::apply`] fail after this many upserts.
     fail_after: Option<usize>,
+    /// The temporary vocabulary tables of `doc_freq.rs` exist on this connection.
+    vocab_ready: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Index {

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::{Bm25Weights, Index, IndexError, IndexedState, OpenStatus};
 
 /// Bumped on any change to the layout below; a mismatch on open resets the index.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Every table [`open`] expects to find in a reused index.
 const TABLES: &[&str] = &[
@@ -153,6 +153,7 @@ fn wrap(conn: Connection, path: PathBuf) -> Index {
         path,
         weights: Bm25Weights::default(),
         fail_after: None,
+        vocab_ready: std::cell::Cell::new(false),
     }
 }
 

@@ -200,13 +200,14 @@ fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rus
     let (exp, exp_u) = stamp(&fm.expires_at);
     let tags = serde_json::to_string(&fm.tags).unwrap_or_else(|_| "[]".into());
     let extra = serde_json::to_string(&fm.extra).unwrap_or_else(|_| "{}".into());
+    let id = free_id(c, path)?;
     let mut st = c.prepare_cached(
         "INSERT INTO files (path, tier, topic, slug, title, title_folded, summary, body, body_line,
             blob, created, created_unix, updated, updated_unix, valid_from, valid_from_unix,
             valid_to, valid_to_unix, expires_at, expires_at_unix, ttl, confidence, supersedes,
-            source, tags, extra)
+            source, tags, extra, id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-            ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+            ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
     )?;
     st.execute(params![
         path,
@@ -235,8 +236,8 @@ fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rus
         fm.source,
         tags,
         extra,
+        id,
     ])?;
-    let id = c.last_insert_rowid();
 
     let entity_names: Vec<&str> = fm.entities.iter().map(|e| e.name.as_str()).collect();
     c.prepare_cached(
@@ -351,4 +352,19 @@ fn gc_entities(c: &Connection, touched: &HashSet<i64>) -> rusqlite::Result<()> {
         st.execute([id])?;
     }
     Ok(())
+}
+
+/// A file's row id: derived from its path, so every build of the index (incremental
+/// or full, in any order) gives a file the same id, and ranking ties broken on the
+/// id come out the same. A collision (two paths, one 63-bit hash) probes upwards.
+fn free_id(c: &rusqlite::Connection, path: &str) -> rusqlite::Result<i64> {
+    let h = blake3::hash(path.as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&h.as_bytes()[..8]);
+    let mut id = (u64::from_le_bytes(bytes) >> 1) as i64;
+    let mut st = c.prepare_cached("SELECT 1 FROM files WHERE id = ?1")?;
+    while st.exists([id])? {
+        id = id.checked_add(1).unwrap_or(1);
+    }
+    Ok(id)
 }

@@ -251,3 +251,35 @@ fn snippet_and_section() {
     assert!(hits[0].snippet.contains("[desktop]"), "{}", hits[0].snippet);
     assert!(hits[0].section.is_none());
 }
+
+#[test]
+fn terms_in_most_files_are_not_scored_but_change_no_ranking() {
+    let (_dir, mut idx) = temp_index();
+    let mut files = Vec::new();
+    for i in 0..100 {
+        let body = match i {
+            7 => "Caroline went to a pottery class.".to_owned(),
+            8 => "Melanie mentioned pottery once.".to_owned(),
+            _ => format!("Caroline talked about day {i}."),
+        };
+        files.push(simple(
+            &format!("facts/c/t{i:03}.md"),
+            &format!("turn {i}"),
+            &body,
+        ));
+    }
+    idx.apply(&upserts("c1", files)).expect("apply");
+    let hits = idx
+        .lexical(&q("what did caroline do at pottery", 5))
+        .expect("search");
+    let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(
+        &paths[..2],
+        ["facts/c/t007.md", "facts/c/t008.md"],
+        "{paths:?}"
+    );
+    assert!(hits[0].all_terms && !hits[1].all_terms);
+    // A query of common terms only still answers.
+    let hits = idx.lexical(&q("caroline", 5)).expect("search");
+    assert_eq!(hits.len(), 5);
+}

@@ -164,16 +164,41 @@ pub struct SynthFile {
     pub content: String,
 }
 
-fn zipf_word(rng: &mut Rng) -> &'static str {
-    // Squaring a uniform draw skews towards the front of the list: a few words are
-    // common, most are rare, as in real text.
-    let u = rng.f64();
-    let i = ((u * u) * WORDS.len() as f64) as usize;
-    WORDS[i.min(WORDS.len() - 1)]
+/// Size of the vocabulary: the common words above, then made-up rare words.
+const VOCAB: usize = 30_000;
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "da", "fe", "gu", "hi", "jo", "ke",
+    "la", "mo", "ni", "pe", "qua", "ri", "so", "tu", "ve", "wa", "xi", "yo", "zu", "bra",
+];
+
+/// Word of rank `r` (0-based): the listed common words first, then pseudo-words
+/// spelled from syllables, distinct for every rank.
+fn word(r: usize) -> String {
+    if let Some(w) = WORDS.get(r) {
+        return (*w).to_owned();
+    }
+    let mut n = r - WORDS.len();
+    let mut out = String::new();
+    loop {
+        out.push_str(SYLLABLES[n % SYLLABLES.len()]);
+        n /= SYLLABLES.len();
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str("ix");
+    out
+}
+
+/// A word drawn with Zipf's law (probability ∝ 1/rank): log-uniform ranks. A few
+/// words are in most documents, most words in very few, as in real text.
+fn zipf_word(rng: &mut Rng) -> String {
+    let r = (rng.f64() * (VOCAB as f64).ln()).exp() as usize;
+    word(r.saturating_sub(1).min(VOCAB - 1))
 }
 
 fn sentence(rng: &mut Rng, words: usize) -> String {
-    let s: Vec<&str> = (0..words).map(|_| zipf_word(rng)).collect();
+    let s: Vec<String> = (0..words).map(|_| zipf_word(rng)).collect();
     let mut out = s.join(" ");
     if let Some(c) = out.get(..1) {
         out = c.to_uppercase() + &out[1..];

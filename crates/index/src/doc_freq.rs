@@ -1,0 +1,83 @@
+//! Document frequencies of query terms, to leave uninformative terms out of BM25.
+//!
+//! FTS5's BM25 clamps the IDF of a term found in half the files or more to almost
+//! zero, so such a term adds nothing to any score; yet scoring it means reading the
+//! positions of every file that holds it. A query like "what did Caroline paint",
+//! where Caroline is in most files, spent nearly all its time there. Leaving those
+//! terms out of the scored query changes no score of a file that matches another
+//! term; they still count in the all-terms set.
+//!
+//! The frequencies come from FTS5 itself: the query term is tokenised by inserting it
+//! into a temporary FTS5 table with the same tokenizer (so the stem is exactly the
+//! one in the index — no second stemmer to drift from SQLite's), then looked up in an
+//! `fts5vocab` view of the main table. Both tables live in `temp`, per connection.
+
+use rusqlite::OptionalExtension;
+
+use crate::{Index, IndexError};
+
+const TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
+
+fn ensure_tables(idx: &Index) -> rusqlite::Result<()> {
+    if idx.vocab_ready.get() {
+        return Ok(());
+    }
+    idx.conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.qtok USING fts5(x, tokenize = '{TOKENIZER}');
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.qtok_v USING fts5vocab(temp, qtok, 'instance');
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_v USING fts5vocab(main, fts, 'row');"
+    ))?;
+    idx.vocab_ready.set(true);
+    Ok(())
+}
+
+/// For each term, the number of files holding it (the least frequent of its tokens,
+/// for a term that tokenises into several), and the number of files in the index.
+pub(crate) fn doc_freqs(idx: &Index, terms: &[String]) -> Result<(Vec<u64>, u64), IndexError> {
+    let op = "term frequencies";
+    ensure_tables(idx).map_err(idx.err(op))?;
+    let c = &idx.conn;
+    c.prepare_cached("DELETE FROM temp.qtok")
+        .and_then(|mut s| s.execute([]))
+        .map_err(idx.err(op))?;
+    {
+        let mut ins = c
+            .prepare_cached("INSERT INTO temp.qtok (rowid, x) VALUES (?1, ?2)")
+            .map_err(idx.err(op))?;
+        for (i, t) in terms.iter().enumerate() {
+            ins.execute(rusqlite::params![i as i64, t])
+                .map_err(idx.err(op))?;
+        }
+    }
+    let mut dfs = vec![u64::MAX; terms.len()];
+    let mut toks = c
+        .prepare_cached("SELECT doc, term FROM temp.qtok_v")
+        .map_err(idx.err(op))?;
+    let mut look = c
+        .prepare_cached("SELECT doc FROM temp.fts_v WHERE term = ?1")
+        .map_err(idx.err(op))?;
+    let rows = toks
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(idx.err(op))?;
+    for row in rows {
+        let (i, tok) = row.map_err(idx.err(op))?;
+        let df: i64 = look
+            .query_row([&tok], |r| r.get(0))
+            .optional()
+            .map_err(idx.err(op))?
+            .unwrap_or(0);
+        if let Some(slot) = usize::try_from(i).ok().and_then(|i| dfs.get_mut(i)) {
+            *slot = (*slot).min(df.max(0) as u64);
+        }
+    }
+    for d in &mut dfs {
+        if *d == u64::MAX {
+            *d = 0;
+        }
+    }
+    let n: i64 = c
+        .prepare_cached("SELECT count(*) FROM files")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(idx.err(op))?;
+    Ok((dfs, n.max(0) as u64))
+}
