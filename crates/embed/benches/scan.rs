@@ -1,0 +1,209 @@
+//! Benchmarks: quantised arena scan vs exact f32 scan vs the naive decode-per-row scan
+//! (a fresh `Vec<f32>` decoded from a little-endian blob for every row, as the old
+//! engine did), embeddings per second of MiniLM and the static table, model load time.
+//!
+//! Runs only when `--bench` is among the arguments (`cargo bench -p gitloom-embed`), so
+//! `cargo test --benches` is instant. Prints a markdown table.
+
+use std::time::{Duration, Instant};
+
+use gitloom_embed::{Arena, Embedder, MiniLm, StaticTable, minilm_dir};
+
+const DIM: usize = 384;
+
+fn random_unit(rng: &mut fastrand::Rng) -> Vec<f32> {
+    let mut v: Vec<f32> = (0..DIM)
+        .map(|_| {
+            let (u1, u2) = (rng.f32().max(1e-12), rng.f32());
+            (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos()
+        })
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+fn p50(mut d: Vec<Duration>) -> Duration {
+    d.sort();
+    d[d.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+/// The pre-R15 scan: decode each row's blob into a new vector, score, sort.
+fn naive_blob_scan(blobs: &[Vec<u8>], query: &[f32], top_k: usize) -> Vec<(usize, f32)> {
+    let mut scores: Vec<(usize, f32)> = Vec::with_capacity(blobs.len());
+    for (i, b) in blobs.iter().enumerate() {
+        let v: Vec<f32> = b
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        scores.push((i, gitloom_embed::cosine(query, &v)));
+    }
+    scores.sort_by(|a, b| b.1.total_cmp(&a.1));
+    scores.truncate(top_k);
+    scores
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let mut rows: Vec<[String; 3]> = Vec::new();
+    let mut rng = fastrand::Rng::with_seed(1);
+    for n in [10_000usize, 100_000] {
+        let mut arena = Arena::with_capacity(DIM, n);
+        let mut blobs = Vec::with_capacity(n);
+        for i in 0..n {
+            let v = random_unit(&mut rng);
+            blobs.push(v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+            arena.push(i as u32, (i % 2) as u8, &v).expect("push");
+        }
+        let queries: Vec<Vec<f32>> = (0..31).map(|_| random_unit(&mut rng)).collect();
+        let time = |f: &dyn Fn(&[f32])| {
+            f(&queries[0]);
+            p50(queries
+                .iter()
+                .map(|q| {
+                    let t = Instant::now();
+                    f(q);
+                    t.elapsed()
+                })
+                .collect())
+        };
+        let quant = time(&|q| {
+            std::hint::black_box(arena.scan(q, 10));
+        });
+        let per_kind = time(&|q| {
+            std::hint::black_box(arena.scan_per_kind(q, 10));
+        });
+        let exact = time(&|q| {
+            std::hint::black_box(arena.scan_exact_f32(q, 10));
+        });
+        let naive = time(&|q| {
+            std::hint::black_box(naive_blob_scan(&blobs, q, 10));
+        });
+        let k = n / 1000;
+        rows.push([
+            format!("scan {k}k × {DIM}: int8 + f32 rescore (top 10), p50"),
+            ms(quant),
+            String::new(),
+        ]);
+        rows.push([
+            format!("scan {k}k × {DIM}: int8, per kind (2 kinds), p50"),
+            ms(per_kind),
+            String::new(),
+        ]);
+        rows.push([
+            format!("scan {k}k × {DIM}: exact f32 contiguous, p50"),
+            ms(exact),
+            format!(
+                "{:.1}× the int8 scan",
+                exact.as_secs_f64() / quant.as_secs_f64()
+            ),
+        ]);
+        rows.push([
+            format!("scan {k}k × {DIM}: naive blob decode per row, p50"),
+            ms(naive),
+            format!(
+                "{:.1}× the int8 scan",
+                naive.as_secs_f64() / quant.as_secs_f64()
+            ),
+        ]);
+    }
+
+    let sentences: Vec<String> = (0..320)
+        .map(|i| {
+            format!(
+                "Note {i}: the user mentioned that their sister moved to Kyoto in spring and now works as a nurse"
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
+    let dir = minilm_dir();
+    if MiniLm::is_installed(&dir) {
+        let m = MiniLm::load(&dir).expect("load");
+        let load = m.preload().expect("preload");
+        rows.push([
+            "MiniLM load (read 90 MB + build)".into(),
+            ms(load),
+            String::new(),
+        ]);
+        let t = Instant::now();
+        for s in &refs[..64] {
+            std::hint::black_box(m.embed(&[s]).expect("embed"));
+        }
+        let single = 64.0 / t.elapsed().as_secs_f64();
+        rows.push([
+            "MiniLM, one text per call (~20 tokens)".into(),
+            format!("{single:.0} emb/s"),
+            String::new(),
+        ]);
+        let t = Instant::now();
+        for b in refs.chunks(32) {
+            std::hint::black_box(m.embed(b).expect("embed"));
+        }
+        let batched = refs.len() as f64 / t.elapsed().as_secs_f64();
+        rows.push([
+            "MiniLM, batches of 32".into(),
+            format!("{batched:.0} emb/s"),
+            String::new(),
+        ]);
+    } else {
+        rows.push(["MiniLM".into(), "not installed".into(), String::new()]);
+    }
+    match StaticTable::load(&StaticTable::default_dir()) {
+        Ok(st) => {
+            let v = st
+                .embed(&[
+                    "who pays my salary",
+                    "Works at Orbital AI as an ML engineer",
+                    "My cat is called Mellob",
+                ])
+                .expect("embed");
+            let sim = |a: usize, b: usize| gitloom_embed::cosine(&v[a], &v[b]);
+            rows.push([
+                "static table: cos(salary, work) / cos(salary, cat)".into(),
+                format!("{:.3} / {:.3}", sim(0, 1), sim(0, 2)),
+                "MiniLM: 0.215 / 0.082".into(),
+            ]);
+            let short: Vec<String> = (0..200_000)
+                .map(|i| format!("sister lives in kyoto {}", i % 977))
+                .collect();
+            let short: Vec<&str> = short.iter().map(String::as_str).collect();
+            let t = Instant::now();
+            for b in short.chunks(1000) {
+                std::hint::black_box(st.embed(b).expect("embed"));
+            }
+            let rate = short.len() as f64 / t.elapsed().as_secs_f64();
+            rows.push([
+                "static table, batches of 1000 short texts".into(),
+                format!("{rate:.0} texts/s"),
+                String::new(),
+            ]);
+            let t = Instant::now();
+            for s in &short[..20_000] {
+                std::hint::black_box(st.embed(&[s]).expect("embed"));
+            }
+            let rate = 20_000.0 / t.elapsed().as_secs_f64();
+            rows.push([
+                "static table, one short text per call".into(),
+                format!("{rate:.0} texts/s"),
+                String::new(),
+            ]);
+        }
+        Err(e) => rows.push([
+            "static table".into(),
+            format!("not distilled ({e})"),
+            String::new(),
+        ]),
+    }
+
+    println!("| measure | value | ratio |");
+    println!("|---|---|---|");
+    for [a, b, c] in rows {
+        println!("| {a} | {b} | {c} |");
+    }
+}

@@ -1,0 +1,359 @@
+//! One contiguous arena of vectors for one-pass scoring (improvement plan R15).
+//!
+//! Every row is stored twice, each in one contiguous buffer with no per-row
+//! allocation: int8 (symmetric, per-row scale `max|x| / 127`) for the scan, and f32 for
+//! rescoring. [`Arena::scan`] computes an int8 dot product of the (int8-quantised)
+//! query with every row in one pass, keeps the best `4 × top_k` candidates in a heap,
+//! rescores those with f32 cosine and returns the best `top_k`. Rows carry the caller's
+//! `key` (e.g. a node id) and `kind` (e.g. cue = 0, body = 1) so cues and bodies are
+//! scored in the same traversal ([`Arena::scan_per_kind`]).
+//!
+//! Error of the int8 estimate: with `x = s_x·q_x + e_x`, `|e_x| ≤ s_x / 2` per
+//! component, `|x·y − x̂·ŷ| ≤ (s_x/2)·‖y‖₁ + (s_y/2)·‖x̂‖₁` — for unit vectors of dimension
+//! 384 typically below 0.01 in cosine, which is why the candidates are rescored in f32.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BinaryHeap};
+
+use crate::EmbedError;
+
+/// How many int8 candidates are rescored per result wanted.
+const OVERSAMPLE: usize = 4;
+
+/// One result of a scan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScanHit {
+    /// Row in the arena (push order).
+    pub row: usize,
+    /// The caller's key given to [`Arena::push`].
+    pub key: u32,
+    /// The caller's kind given to [`Arena::push`].
+    pub kind: u8,
+    /// f32 cosine of the query and the row.
+    pub cosine: f32,
+}
+
+/// Contiguous int8 + f32 rows of one dimension.
+#[derive(Debug, Clone, Default)]
+pub struct Arena {
+    dim: usize,
+    keys: Vec<u32>,
+    kinds: Vec<u8>,
+    quant: Vec<i8>,
+    /// Per row: quantisation scale × 1/‖row‖ (turns an int8 dot into a cosine estimate).
+    qscale: Vec<f32>,
+    floats: Vec<f32>,
+    /// Per row: 1/‖row‖ (0 for a zero row).
+    inv_norm: Vec<f32>,
+}
+
+/// Cosine similarity (0 when either vector is zero or the lengths differ).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (na, nb) = (dot_f32(a, a).sqrt(), dot_f32(b, b).sqrt());
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    dot_f32(a, b) / (na * nb)
+}
+
+fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, ra) = a.as_chunks::<8>();
+    let (cb, rb) = b.as_chunks::<8>();
+    for (x, y) in ca.iter().zip(cb) {
+        for j in 0..8 {
+            acc[j] += x[j] * y[j];
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for (x, y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
+}
+
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut acc = [0i32; 16];
+    let (ca, ra) = a.as_chunks::<16>();
+    let (cb, rb) = b.as_chunks::<16>();
+    for (x, y) in ca.iter().zip(cb) {
+        // i8 × i8 fits in i16 (|p| ≤ 127²): an i16 multiply vectorises on plain SSE2
+        // (which has no 32-bit lane multiply), then widens into i32 lanes.
+        for j in 0..16 {
+            acc[j] += i32::from(i16::from(x[j]) * i16::from(y[j]));
+        }
+    }
+    let mut s: i32 = acc.iter().sum();
+    for (x, y) in ra.iter().zip(rb) {
+        s += i32::from(*x) * i32::from(*y);
+    }
+    s
+}
+
+/// Symmetric int8 quantisation into `out`; returns the scale (0 for a zero vector).
+fn quantise(v: &[f32], out: &mut Vec<i8>) -> f32 {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 0.0 };
+    let inv = if scale > 0.0 { 1.0 / scale } else { 0.0 };
+    out.extend(
+        v.iter()
+            .map(|x| (x * inv).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
+}
+
+/// A heap entry ordered by score, ties broken towards the lower row.
+#[derive(Clone, Copy)]
+struct Cand {
+    score: f32,
+    row: usize,
+}
+
+impl PartialEq for Cand {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Cand {}
+impl PartialOrd for Cand {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Cand {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.score
+            .total_cmp(&o.score)
+            .then_with(|| o.row.cmp(&self.row))
+    }
+}
+
+/// Keeps the `cap` best candidates.
+struct TopK {
+    cap: usize,
+    heap: BinaryHeap<Reverse<Cand>>,
+}
+
+impl TopK {
+    fn new(cap: usize) -> TopK {
+        TopK {
+            cap,
+            heap: BinaryHeap::with_capacity(cap + 1),
+        }
+    }
+
+    #[inline]
+    fn offer(&mut self, score: f32, row: usize) {
+        if self.cap == 0 {
+            return;
+        }
+        let c = Cand { score, row };
+        if self.heap.len() < self.cap {
+            self.heap.push(Reverse(c));
+        } else if let Some(mut min) = self.heap.peek_mut()
+            && c > min.0
+        {
+            *min = Reverse(c);
+        }
+    }
+
+    fn rows(self) -> Vec<usize> {
+        self.heap.into_iter().map(|Reverse(c)| c.row).collect()
+    }
+}
+
+impl Arena {
+    /// An empty arena for vectors of `dim` components.
+    pub fn new(dim: usize) -> Arena {
+        Arena {
+            dim,
+            ..Arena::default()
+        }
+    }
+
+    /// An empty arena with room for `rows` vectors.
+    pub fn with_capacity(dim: usize, rows: usize) -> Arena {
+        Arena {
+            dim,
+            keys: Vec::with_capacity(rows),
+            kinds: Vec::with_capacity(rows),
+            quant: Vec::with_capacity(rows * dim),
+            qscale: Vec::with_capacity(rows),
+            floats: Vec::with_capacity(rows * dim),
+            inv_norm: Vec::with_capacity(rows),
+        }
+    }
+
+    /// Appends a vector (any length-normalisation; cosine is computed) and returns its row.
+    /// A vector of another dimension or with NaN/infinity is refused.
+    pub fn push(&mut self, key: u32, kind: u8, v: &[f32]) -> Result<usize, EmbedError> {
+        if v.len() != self.dim {
+            return Err(EmbedError::Dimension {
+                model: "arena".into(),
+                expected: self.dim,
+                actual: v.len(),
+            });
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(EmbedError::model("arena", "vector holds NaN or infinity"));
+        }
+        let norm = dot_f32(v, v).sqrt();
+        let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+        let scale = quantise(v, &mut self.quant);
+        self.qscale.push(scale * inv);
+        self.inv_norm.push(inv);
+        self.floats.extend_from_slice(v);
+        self.keys.push(key);
+        self.kinds.push(kind);
+        Ok(self.keys.len() - 1)
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Dimension of every row.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Key and kind of a row.
+    pub fn meta(&self, row: usize) -> Option<(u32, u8)> {
+        Some((*self.keys.get(row)?, *self.kinds.get(row)?))
+    }
+
+    /// The f32 vector of a row.
+    pub fn row(&self, row: usize) -> Option<&[f32]> {
+        self.floats.get(row * self.dim..(row + 1) * self.dim)
+    }
+
+    /// Bytes held by the rows (int8 + f32 + per-row data).
+    pub fn bytes(&self) -> usize {
+        self.quant.len() + self.floats.len() * 4 + self.len() * (4 + 1 + 4 + 4)
+    }
+
+    fn query_ok(&self, query: &[f32]) -> bool {
+        if query.len() != self.dim {
+            tracing::warn!(
+                expected = self.dim,
+                actual = query.len(),
+                "arena scan with a query of the wrong dimension: no hits"
+            );
+            return false;
+        }
+        query.iter().all(|x| x.is_finite())
+    }
+
+    /// The int8 estimate of the cosine of `query` and `row` (what the scan ranks by).
+    pub fn approx_cosine(&self, query: &[f32], row: usize) -> f32 {
+        if !self.query_ok(query) || row >= self.len() {
+            return 0.0;
+        }
+        let mut q = Vec::with_capacity(self.dim);
+        let qs = quantise(query, &mut q);
+        let qn = dot_f32(query, query).sqrt();
+        if qn == 0.0 {
+            return 0.0;
+        }
+        let r = &self.quant[row * self.dim..(row + 1) * self.dim];
+        dot_i8(&q, r) as f32 * self.qscale[row] * qs / qn
+    }
+
+    /// The best `top_k` rows by cosine: int8 pass over all rows, f32 rescoring of the
+    /// best `4 × top_k`. Ties go to the earlier row. A query of the wrong dimension,
+    /// or a zero query, matches nothing.
+    pub fn scan(&self, query: &[f32], top_k: usize) -> Vec<ScanHit> {
+        let Some(q) = self.prepare(query) else {
+            return Vec::new();
+        };
+        let mut top = TopK::new(top_k.saturating_mul(OVERSAMPLE));
+        for (row, r) in self.quant.chunks_exact(self.dim.max(1)).enumerate() {
+            top.offer(dot_i8(&q.quant, r) as f32 * self.qscale[row], row);
+        }
+        self.rescore(query, q.inv_norm, top.rows(), top_k)
+    }
+
+    /// Like [`Arena::scan`], but the best `top_k` of each kind present, from the same
+    /// single pass (cues and bodies scored together, ranked apart).
+    pub fn scan_per_kind(&self, query: &[f32], top_k: usize) -> BTreeMap<u8, Vec<ScanHit>> {
+        let mut out = BTreeMap::new();
+        let Some(q) = self.prepare(query) else {
+            return out;
+        };
+        let mut tops: Vec<Option<TopK>> = (0..256).map(|_| None).collect();
+        let cap = top_k.saturating_mul(OVERSAMPLE);
+        for (row, r) in self.quant.chunks_exact(self.dim.max(1)).enumerate() {
+            let score = dot_i8(&q.quant, r) as f32 * self.qscale[row];
+            tops[self.kinds[row] as usize]
+                .get_or_insert_with(|| TopK::new(cap))
+                .offer(score, row);
+        }
+        for (kind, t) in tops.into_iter().enumerate() {
+            if let Some(t) = t {
+                out.insert(kind as u8, self.rescore(query, q.inv_norm, t.rows(), top_k));
+            }
+        }
+        out
+    }
+
+    /// Exact f32 cosine over every row (no quantisation): the reference the int8 scan
+    /// is measured against.
+    pub fn scan_exact_f32(&self, query: &[f32], top_k: usize) -> Vec<ScanHit> {
+        let Some(q) = self.prepare(query) else {
+            return Vec::new();
+        };
+        let mut top = TopK::new(top_k);
+        for (row, r) in self.floats.chunks_exact(self.dim.max(1)).enumerate() {
+            top.offer(dot_f32(query, r) * self.inv_norm[row], row);
+        }
+        self.rescore(query, q.inv_norm, top.rows(), top_k)
+    }
+
+    fn prepare(&self, query: &[f32]) -> Option<Prepared> {
+        if !self.query_ok(query) || self.is_empty() {
+            return None;
+        }
+        let n = dot_f32(query, query).sqrt();
+        if n == 0.0 {
+            return None;
+        }
+        let mut quant = Vec::with_capacity(self.dim);
+        quantise(query, &mut quant);
+        Some(Prepared {
+            quant,
+            inv_norm: 1.0 / n,
+        })
+    }
+
+    fn rescore(&self, query: &[f32], q_inv: f32, rows: Vec<usize>, top_k: usize) -> Vec<ScanHit> {
+        let mut hits: Vec<ScanHit> = rows
+            .into_iter()
+            .map(|row| {
+                let r = &self.floats[row * self.dim..(row + 1) * self.dim];
+                ScanHit {
+                    row,
+                    key: self.keys[row],
+                    kind: self.kinds[row],
+                    cosine: dot_f32(query, r) * self.inv_norm[row] * q_inv,
+                }
+            })
+            .collect();
+        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.row.cmp(&b.row)));
+        hits.truncate(top_k);
+        hits
+    }
+}
+
+struct Prepared {
+    quant: Vec<i8>,
+    inv_norm: f32,
+}

@@ -1,0 +1,143 @@
+//! Cosine and int8 quantisation arithmetic of the arena scan.
+
+mod common;
+
+use common::random_unit;
+use gitloom_embed::{Arena, cosine};
+
+#[test]
+fn cosine_basics() {
+    assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
+    assert!(cosine(&[1.0, 0.0], &[0.0, 3.0]).abs() < 1e-6);
+    assert!((cosine(&[1.0, 2.0, 3.0], &[-2.0, -4.0, -6.0]) + 1.0).abs() < 1e-6);
+    assert_eq!(cosine(&[0.0, 0.0], &[1.0, 2.0]), 0.0);
+    assert_eq!(cosine(&[1.0], &[1.0, 2.0]), 0.0);
+    // Not normalised inputs: still a cosine. Odd length exercises the tail loop.
+    let a: Vec<f32> = (0..19).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..19).map(|i| (i * i) as f32 * 0.5).collect();
+    let naive = a.iter().zip(&b).map(|(x, y)| x * y).sum::<f32>()
+        / (a.iter().map(|x| x * x).sum::<f32>().sqrt()
+            * b.iter().map(|x| x * x).sum::<f32>().sqrt());
+    assert!((cosine(&a, &b) - naive).abs() < 1e-5);
+}
+
+#[test]
+fn push_checks_dimension_and_values() {
+    let mut a = Arena::new(4);
+    assert!(a.push(1, 0, &[1.0, 0.0, 0.0]).is_err());
+    assert!(a.push(1, 0, &[f32::NAN, 0.0, 0.0, 0.0]).is_err());
+    assert_eq!(a.push(7, 1, &[0.0, 2.0, 0.0, 0.0]).ok(), Some(0));
+    assert_eq!(a.push(8, 0, &[0.0, 0.0, 0.0, 0.0]).ok(), Some(1));
+    assert_eq!(a.len(), 2);
+    assert_eq!(a.meta(0), Some((7, 1)));
+    assert_eq!(a.row(0), Some(&[0.0, 2.0, 0.0, 0.0][..]));
+    // Wrong-dimension or zero queries match nothing.
+    assert!(a.scan(&[1.0, 0.0], 5).is_empty());
+    assert!(a.scan(&[0.0; 4], 5).is_empty());
+    let hits = a.scan(&[0.0, 1.0, 0.0, 0.0], 5);
+    assert_eq!(hits.len(), 2);
+    assert_eq!((hits[0].key, hits[0].kind), (7, 1));
+    assert!((hits[0].cosine - 1.0).abs() < 1e-6);
+    assert_eq!(hits[1].cosine, 0.0, "a zero row scores 0");
+    assert!(Arena::new(4).scan(&[1.0, 0.0, 0.0, 0.0], 3).is_empty());
+    assert!(a.scan(&[0.0, 1.0, 0.0, 0.0], 0).is_empty());
+}
+
+#[test]
+fn quantised_estimate_error_is_bounded() {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let dim = 384;
+    let mut a = Arena::new(dim);
+    let rows: Vec<Vec<f32>> = (0..500).map(|_| random_unit(&mut rng, dim)).collect();
+    for (i, r) in rows.iter().enumerate() {
+        a.push(i as u32, 0, r).expect("push");
+    }
+    let mut max_err = 0f32;
+    for _ in 0..20 {
+        let q = random_unit(&mut rng, dim);
+        for (i, r) in rows.iter().enumerate() {
+            let exact = cosine(&q, r);
+            let approx = a.approx_cosine(&q, i);
+            let err = (exact - approx).abs();
+            // The analytic bound: (s_q/2)·‖r‖₁ + (s_r/2)·‖q̂‖₁ (unit vectors, scale = max/127).
+            let s = |v: &[f32]| v.iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0;
+            let l1 = |v: &[f32]| v.iter().map(|x| x.abs()).sum::<f32>();
+            let bound = s(&q) / 2.0 * l1(r) + s(r) / 2.0 * (l1(&q) + dim as f32 * s(&q) / 2.0);
+            assert!(
+                err <= bound + 1e-5,
+                "row {i}: error {err} above bound {bound}"
+            );
+            max_err = max_err.max(err);
+        }
+    }
+    assert!(max_err < 0.01, "max abs error {max_err}");
+}
+
+#[test]
+fn quantised_top_k_equals_exact_top_k() {
+    let mut rng = fastrand::Rng::with_seed(42);
+    let dim = 384;
+    let n = 3000;
+    let mut a = Arena::with_capacity(dim, n);
+    for i in 0..n {
+        a.push(i as u32, (i % 2) as u8, &random_unit(&mut rng, dim))
+            .expect("push");
+    }
+    let trials = 200;
+    let mut same = 0;
+    for t in 0..trials {
+        // Half the queries are near an existing row (the realistic case), half random.
+        let q = if t % 2 == 0 {
+            let base = a.row(rng.usize(0..n)).expect("row").to_vec();
+            let noise = random_unit(&mut rng, dim);
+            base.iter().zip(&noise).map(|(b, e)| b + 0.8 * e).collect()
+        } else {
+            random_unit(&mut rng, dim)
+        };
+        let fast = a.scan(&q, 10);
+        let exact = a.scan_exact_f32(&q, 10);
+        assert_eq!(exact.len(), 10);
+        let rows = |h: &[gitloom_embed::ScanHit]| h.iter().map(|h| h.row).collect::<Vec<_>>();
+        if rows(&fast) == rows(&exact) {
+            same += 1;
+        }
+        // Scores returned are exact f32 cosines either way.
+        for h in &fast {
+            let r = a.row(h.row).expect("row");
+            assert!((h.cosine - cosine(&q, r)).abs() < 1e-5);
+        }
+        for w in fast.windows(2) {
+            assert!(w[0].cosine >= w[1].cosine);
+        }
+    }
+    assert!(
+        same * 100 >= trials * 99,
+        "quantised top-10 matched exact in {same}/{trials} trials"
+    );
+}
+
+#[test]
+fn per_kind_scan_ranks_kinds_apart_in_one_pass() {
+    let mut rng = fastrand::Rng::with_seed(3);
+    let dim = 64;
+    let mut a = Arena::new(dim);
+    for i in 0..600u32 {
+        a.push(i / 3, (i % 3) as u8, &random_unit(&mut rng, dim))
+            .expect("push");
+    }
+    let q = random_unit(&mut rng, dim);
+    let per = a.scan_per_kind(&q, 5);
+    assert_eq!(per.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2]);
+    for (kind, hits) in &per {
+        assert_eq!(hits.len(), 5);
+        assert!(hits.iter().all(|h| h.kind == *kind));
+        // Equal to the exact top 5 of that kind.
+        let mut exact: Vec<(usize, f32)> = (0..a.len())
+            .filter(|&r| a.meta(r).map(|m| m.1) == Some(*kind))
+            .map(|r| (r, cosine(&q, a.row(r).expect("row"))))
+            .collect();
+        exact.sort_by(|x, y| y.1.total_cmp(&x.1));
+        let want: Vec<usize> = exact.iter().take(5).map(|x| x.0).collect();
+        assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), want);
+    }
+}
