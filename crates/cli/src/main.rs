@@ -4,6 +4,7 @@
 
 mod cli;
 mod eval_cmd;
+mod model_cmd;
 mod render;
 
 use std::io::{Read, Write};
@@ -67,7 +68,8 @@ fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::Init { dir } => {
             let dir = dir.clone().unwrap_or_else(|| repo_dir(&cli));
-            let engine = Engine::init(&dir)
+            let options = model_cmd::engine_options(&cli)?;
+            let engine = Engine::init_with(&dir, options)
                 .with_context(|| format!("cannot create a store at {}", dir.display()))?;
             flush_warnings(&engine);
             if json {
@@ -193,6 +195,20 @@ fn run(cli: Cli) -> Result<()> {
                 render::stats(&stats)?;
             }
         }
+        Command::Entity { name } => {
+            let engine = open(&cli)?;
+            let rows = engine.entity(name)?;
+            if json {
+                print_json(&serde_json::json!({"name": name, "mentions": rows}))?;
+            } else if rows.is_empty() {
+                outln!("no memory mentions {name:?}")?;
+            } else {
+                for r in rows {
+                    let role = r.role.map(|x| format!(" ({x})")).unwrap_or_default();
+                    outln!("{}  {}{role}", r.path, r.entity)?;
+                }
+            }
+        }
         Command::Search(q) => {
             let engine = open(&cli)?;
             let hits = engine.search(&q.request(false))?;
@@ -206,7 +222,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Retrieve(q) => {
             let engine = open(&cli)?;
-            let r = engine.retrieve(&q.request(q.explain))?;
+            let r = engine.retrieve_at(&q.request(q.explain), q.at.as_deref())?;
             for w in &r.warnings {
                 eprintln!("warning: {w}");
             }
@@ -233,7 +249,25 @@ fn run(cli: Cli) -> Result<()> {
                 outln!("wrote {} memory files below {}", files.len(), out.display())?;
             }
         }
-        Command::Eval(cmd) => eval_cmd::run(cmd, json)?,
+        Command::Embed => {
+            let engine = open(&cli)?;
+            let stats = engine.embed_pending()?;
+            flush_warnings(&engine);
+            if json {
+                print_json(
+                    &serde_json::json!({"embedded": stats.embedded, "cached": stats.cached, "model": engine.embedder_id()}),
+                )?;
+            } else {
+                outln!(
+                    "embedded {} text(s), {} found in the cache ({})",
+                    stats.embedded,
+                    stats.cached,
+                    engine.embedder_id().unwrap_or("-")
+                )?;
+            }
+        }
+        Command::Model(cmd) => model_cmd::run(cmd, json)?,
+        Command::Eval(cmd) => eval_cmd::run(cmd, &cli)?,
     }
     Ok(())
 }

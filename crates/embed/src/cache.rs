@@ -29,7 +29,7 @@ pub enum CacheStatus {
 }
 
 /// Counts of one [`embed_cached`] call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EmbedStats {
     /// Distinct texts sent to the embedder (and now cached).
     pub embedded: usize,

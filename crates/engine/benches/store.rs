@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use gitloom_engine::{Engine, RetrieveRequest};
+use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
 use gitloom_model::StorePath;
 use gitloom_store::Batch;
 
@@ -36,7 +36,13 @@ fn to_batch(files: &[gitloom_synth::SynthFile]) -> Vec<(StorePath, Option<Vec<u8
 
 fn bench_size(n: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let engine = Engine::init(dir.path()).expect("init");
+    // The lexical path and the store: embedding 50,000 texts would measure the model,
+    // which `cargo bench -p gitloom-embed` does on its own.
+    let options = EngineOptions {
+        embedder: EmbedderChoice::None,
+        ..Default::default()
+    };
+    let engine = Engine::init_with(dir.path(), options).expect("init");
     let files = gitloom_synth::corpus(n, 42);
 
     let t = Instant::now();

@@ -3,6 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use std::sync::Arc;
+
+use gitloom_embed::Embedder;
 use gitloom_index::{Index, IndexStats, OpenStatus, TopicCount, TreeListing};
 use gitloom_model::{Memory, StorePath};
 use gitloom_store::{ObjectId, Store};
@@ -10,6 +13,37 @@ use serde::Serialize;
 
 use crate::error::{EngineError, Result};
 use crate::retrieve::RetrieveConfig;
+use crate::semantic::{Progress, Semantic};
+
+/// Retrieval settings of one store (overrides over the defaults), inside `.gitloom/`.
+pub const CONFIG_FILE: &str = "config.json";
+
+/// The vector cache inside `.gitloom/` (kept apart from the rebuildable index).
+pub const VECTOR_FILE: &str = "vectors.db";
+
+/// Which embedder an engine uses.
+#[derive(Clone, Default)]
+pub enum EmbedderChoice {
+    /// The installed local model if there is one, else lexical-only with a warning.
+    #[default]
+    Default,
+    /// No semantic arms.
+    None,
+    /// This one (an OpenAI-compatible endpoint, a static table, a test embedder).
+    Given(Arc<dyn Embedder>),
+}
+
+/// How to open an engine.
+#[derive(Clone, Default)]
+pub struct EngineOptions {
+    pub embedder: EmbedderChoice,
+    /// Where vectors are cached; default `.gitloom/vectors.db`. Several stores may
+    /// share one (the eval harness does, so identical texts are embedded once).
+    pub vector_cache: Option<PathBuf>,
+    /// The read path's knobs; `None`: `.gitloom/config.json` if the store has one,
+    /// else the defaults.
+    pub config: Option<RetrieveConfig>,
+}
 
 /// The index file inside `.gitloom/`.
 pub const INDEX_FILE: &str = "index.db";
@@ -20,6 +54,8 @@ pub struct Engine {
     pub(crate) index: Mutex<Index>,
     pub(crate) index_path: PathBuf,
     pub(crate) config: RetrieveConfig,
+    pub(crate) semantic: Option<Semantic>,
+    pub(crate) progress: Option<Box<Progress>>,
     warnings: Mutex<Vec<String>>,
 }
 
@@ -44,14 +80,32 @@ pub struct LogEntry {
 impl Engine {
     /// Creates a store at `dir` (or adopts the git repository there) and opens it.
     pub fn init(dir: &Path) -> Result<Engine> {
+        Engine::init_with(dir, EngineOptions::default())
+    }
+
+    pub fn init_with(dir: &Path, options: EngineOptions) -> Result<Engine> {
         Store::init(dir)?;
-        Engine::open(dir)
+        Engine::open_with(dir, options)
     }
 
     /// Opens the store at `dir` and brings its index up to date with HEAD. An index
     /// that is missing, corrupt or of another schema version is rebuilt from git,
     /// with a warning.
     pub fn open(dir: &Path) -> Result<Engine> {
+        Engine::open_with(dir, EngineOptions::default())
+    }
+
+    /// [`Engine::open`] with a chosen embedder and vector cache.
+    pub fn open_with(dir: &Path, options: EngineOptions) -> Result<Engine> {
+        Engine::open_with_progress(dir, options, None)
+    }
+
+    /// [`Engine::open_with`], reporting long work (rebuilds, embedding) to `progress`.
+    pub fn open_with_progress(
+        dir: &Path,
+        options: EngineOptions,
+        progress: Option<Box<Progress>>,
+    ) -> Result<Engine> {
         let store = Store::open(dir)?;
         let gl = store.gitloom_dir();
         std::fs::create_dir_all(&gl).map_err(|source| EngineError::Io {
@@ -61,12 +115,53 @@ impl Engine {
         })?;
         let index_path = gl.join(INDEX_FILE);
         let (index, status) = Index::open(&index_path)?;
+        let mut early_warnings = Vec::new();
+        let config = match options.config {
+            Some(c) => c,
+            None => {
+                let p = gl.join(CONFIG_FILE);
+                match std::fs::read_to_string(&p) {
+                    Ok(text) => RetrieveConfig::from_json_overrides(&text)
+                        .map_err(|e| EngineError::Usage(format!("{}: {e}", p.display())))?,
+                    Err(_) => RetrieveConfig::default(),
+                }
+            }
+        };
+        let embedder = match options.embedder {
+            EmbedderChoice::None => None,
+            EmbedderChoice::Given(e) => Some(e),
+            EmbedderChoice::Default => match gitloom_embed::default_embedder() {
+                Ok(Some(e)) => Some(e),
+                Ok(None) => {
+                    early_warnings.push(
+                        "no embedding model is installed (run `gitloom model install`); retrieving with the lexical arm only"
+                            .to_owned(),
+                    );
+                    None
+                }
+                Err(e) => {
+                    early_warnings.push(format!("the embedding model cannot be loaded ({e}); retrieving with the lexical arm only"));
+                    None
+                }
+            },
+        };
+        let semantic = match embedder {
+            Some(e) => {
+                let path = options.vector_cache.unwrap_or_else(|| gl.join(VECTOR_FILE));
+                let (s, warning) = Semantic::open(e, &path)?;
+                early_warnings.extend(warning);
+                Some(s)
+            }
+            None => None,
+        };
         let engine = Engine {
             store,
             index: Mutex::new(index),
             index_path,
-            config: RetrieveConfig::default(),
-            warnings: Mutex::new(Vec::new()),
+            config,
+            semantic,
+            progress,
+            warnings: Mutex::new(early_warnings),
         };
         if let OpenStatus::Reset { reason } = status {
             engine.warn(format!(
@@ -76,6 +171,11 @@ impl Engine {
         }
         engine.sync()?;
         Ok(engine)
+    }
+
+    /// The embedding model in use, if any.
+    pub fn embedder_id(&self) -> Option<&str> {
+        self.semantic.as_ref().map(|s| s.model_id())
     }
 
     pub fn store(&self) -> &Store {
@@ -173,6 +273,20 @@ impl Engine {
     pub fn topics(&self) -> Result<Vec<TopicCount>> {
         self.ensure_synced()?;
         Ok(self.index().topics()?)
+    }
+
+    /// Everything about an entity: every memory mentioning the entities the name
+    /// matches (full name, or first name of a person), with the role given there.
+    pub fn entity(&self, name: &str) -> Result<Vec<gitloom_index::MentionRow>> {
+        self.ensure_synced()?;
+        let index = self.index();
+        let mut out = Vec::new();
+        for m in index.entities_in(name)? {
+            out.extend(index.mentions_of(&m.name)?);
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.entity.cmp(&b.entity)));
+        out.dedup();
+        Ok(out)
     }
 
     pub fn stats(&self) -> Result<IndexStats> {

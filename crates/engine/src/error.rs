@@ -24,6 +24,8 @@ pub enum EngineError {
     },
     #[error("{0}")]
     Usage(String),
+    #[error("embedding failed: {0}")]
+    Embed(String),
     #[error("no such memory: {path}{}", at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default())]
     NotFound { path: String, at: Option<String> },
 }

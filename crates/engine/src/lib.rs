@@ -21,16 +21,21 @@ mod error;
 pub mod fusion;
 mod remember;
 pub mod retrieve;
+pub mod semantic;
+pub mod shape;
 mod sync;
 mod write;
 
-pub use engine::{Engine, GetResult, LogEntry};
+pub use engine::{EmbedderChoice, Engine, EngineOptions, GetResult, LogEntry};
 pub use error::{EngineError, Result};
+pub use gitloom_embed as embed;
 pub use gitloom_index::{IndexStats, Problem, TopicCount, TreeListing};
 pub use remember::RememberRequest;
 pub use retrieve::{
-    ArmCandidates, ArmScore, Hit, HitSection, Retrieval, RetrieveConfig, RetrieveRequest,
+    ArmCandidates, ArmScore, Evidence, GraphStep, Hit, HitSection, PerArm, Priors, Retrieval,
+    RetrieveConfig, RetrieveRequest,
 };
+pub use shape::Shape;
 pub use sync::SyncReport;
 pub use write::WriteOutcome;
 

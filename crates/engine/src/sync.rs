@@ -30,6 +30,10 @@ pub struct SyncReport {
     pub removed: usize,
     /// Files that failed to parse in this sync (path: error); they stay in git and are reported by `stats`.
     pub problems: Vec<String>,
+    /// Texts sent to the embedding model (new since the cache last saw them).
+    pub embedded: usize,
+    /// Texts whose vectors were found in the cache.
+    pub cached: usize,
     pub ms: f64,
 }
 
@@ -42,6 +46,18 @@ impl Engine {
     /// Rebuilds the index from git alone.
     pub fn rebuild(&self) -> Result<SyncReport> {
         self.sync_inner(true)
+    }
+
+    /// Embeds every unit the vector cache lacks (`gitloom embed`).
+    pub fn embed_pending(&self) -> Result<gitloom_embed::EmbedStats> {
+        self.ensure_synced()?;
+        let Some(sem) = &self.semantic else {
+            return Err(EngineError::Usage(
+                "no embedding model is configured (run `gitloom model install`)".into(),
+            ));
+        };
+        let index = self.index();
+        sem.embed_units(&index, None, self.progress.as_deref())
     }
 
     /// Syncs only if HEAD moved since the index was last synced (cheap: one ref read).
@@ -81,6 +97,24 @@ impl Engine {
         let Some(head) = self.store.head()? else {
             return Ok(SyncReport::default());
         };
+        let report = self.sync_index_to(&mut index, head, full, true, started)?;
+        drop(index);
+        for p in &report.problems {
+            self.warn(format!("not indexed: {p}"));
+        }
+        Ok(report)
+    }
+
+    /// Brings `index` to the tree of `head` (any commit: HEAD, or an old one for
+    /// time travel), optionally embedding what is new.
+    pub(crate) fn sync_index_to(
+        &self,
+        index: &mut gitloom_index::Index,
+        head: ObjectId,
+        full: bool,
+        embed: bool,
+        started: Instant,
+    ) -> Result<SyncReport> {
         let tree = self.store.tree_of(head)?;
         let state = index.state()?;
         let mut report = SyncReport {
@@ -160,12 +194,28 @@ impl Engine {
             problems,
         };
         let stats = index.apply(&batch)?;
-        drop(index);
+        // Embed what is new now, so the first query after a write does not pay for it.
+        // A failure here loses nothing (the commit and the index are done): the next
+        // query embeds whatever is still missing.
+        if let Some(sem) = self.semantic.as_ref().filter(|_| embed)
+            && (report.full || !batch.upserted.is_empty())
+        {
+            let paths: Vec<String> = batch.upserted.iter().map(|f| f.path.to_string()).collect();
+            let which = if report.full {
+                None
+            } else {
+                Some(paths.as_slice())
+            };
+            match sem.embed_units(index, which, self.progress.as_deref()) {
+                Ok(s) => {
+                    report.embedded = s.embedded;
+                    report.cached = s.cached;
+                }
+                Err(e) => self.warn(format!("embedding after sync failed: {e}")),
+            }
+        }
         report.upserted = stats.upserted;
         report.removed = stats.removed;
-        for p in &report.problems {
-            self.warn(format!("not indexed: {p}"));
-        }
         report.ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(report)
     }

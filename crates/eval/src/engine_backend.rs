@@ -3,16 +3,19 @@
 
 use std::collections::BTreeMap;
 
-use gitloom_engine::{Engine, RetrieveRequest};
+use gitloom_engine::{Engine, EngineOptions, RetrieveRequest};
 use gitloom_model::StorePath;
 
 use crate::{ArmRank, Backend, Doc, EvalError, QueryResult, RankedHit};
 
 /// A fresh temporary store per [`Backend::load`], removed when replaced or dropped.
+/// Every store shares the options' embedder and vector cache, so a text seen in an
+/// earlier conversation or question (or an earlier run) is not embedded again.
 #[derive(Default)]
 pub struct EngineBackend {
     current: Option<(tempfile::TempDir, Engine)>,
     corpus: usize,
+    options: EngineOptions,
     /// Ask for the per-arm candidate lists and keep them in the per-query log.
     pub explain: bool,
 }
@@ -20,6 +23,13 @@ pub struct EngineBackend {
 impl EngineBackend {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    pub fn with_options(options: EngineOptions) -> Self {
+        EngineBackend {
+            options,
+            ..Self::default()
+        }
     }
 }
 
@@ -30,7 +40,8 @@ impl Backend for EngineBackend {
             .prefix("gitloom-eval-")
             .tempdir()
             .map_err(|e| EvalError::backend(format!("cannot create a temporary store: {e}")))?;
-        let engine = Engine::init(dir.path()).map_err(EvalError::backend)?;
+        let engine =
+            Engine::init_with(dir.path(), self.options.clone()).map_err(EvalError::backend)?;
         let mut batch = Vec::with_capacity(docs.len());
         for d in docs {
             let path = StorePath::parse(&d.path)
@@ -83,8 +94,14 @@ impl Backend for EngineBackend {
             })
             .collect();
         let explain = serde_json::json!({
-            "hits": r.hits.iter().map(|h| serde_json::json!({"path": h.path, "score": h.score, "arms": h.arms, "matched": h.matched_terms})).collect::<Vec<_>>(),
+            "shape": r.shape,
+            "hits": r.hits.iter().map(|h| serde_json::json!({
+                "path": h.path, "score": h.score, "arms": h.arms, "evidence": h.evidence,
+                "coverage": h.coverage, "matched": h.matched_terms, "cue": h.matched_cue,
+                "entities": h.entities, "graph": h.graph, "priors": h.priors,
+            })).collect::<Vec<_>>(),
             "arms": r.explain,
+            "warnings": r.warnings,
         });
         Ok(QueryResult {
             hits,

@@ -96,6 +96,9 @@ pub struct LexicalHit {
     pub rank: usize,
     /// Whether every query term matched.
     pub all_terms: bool,
+    /// IDF-weighted share of the query terms found in the file (0..1); computed for
+    /// decorated hits only (0 otherwise).
+    pub coverage: f64,
     /// Body excerpt (else summary, else title) with matched terms in `[` `]`.
     pub snippet: String,
     /// Query terms (after stopword removal) found in this file.
@@ -273,7 +276,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         }
     }
     let decorated = q.decorate.unwrap_or(cands.len()).min(cands.len());
-    let (mut matched, mut snippets, mut sections) =
+    let (mut matched, mut snippets, mut sections, coverage) =
         decorate(idx, &terms, &any, &cands[..decorated])?;
     Ok(cands
         .into_iter()
@@ -281,6 +284,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         .map(|(i, c)| {
             let m = matched.remove(&c.id).unwrap_or_default();
             LexicalHit {
+                coverage: coverage.get(&c.id).copied().unwrap_or(0.0),
                 all_terms: c.all_rank.is_some(),
                 matched_terms: m,
                 snippet: snippets.remove(&c.id).unwrap_or_default(),
@@ -298,6 +302,7 @@ type Decorations = (
     HashMap<i64, Vec<String>>,
     HashMap<i64, String>,
     HashMap<String, SectionRef>,
+    HashMap<i64, f64>,
 );
 
 /// Matched terms, snippet and best section for each candidate.
@@ -321,11 +326,9 @@ fn decorate(
 
     // Which terms each hit contains.
     let mut matched: HashMap<i64, Vec<String>> = HashMap::new();
-    if terms.terms.len() == 1 {
-        for c in cands {
-            matched.insert(c.id, terms.terms.clone());
-        }
-    } else if !cands.is_empty() {
+    // Asked of every candidate, lexical hit or not: `details` decorates files other
+    // arms found, which need not contain any term.
+    if !cands.is_empty() {
         let sql = format!("SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid IN ({placeholders})");
         let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
         for t in &terms.terms {
@@ -458,7 +461,34 @@ fn decorate(
         }
     }
 
-    Ok((matched, snippets, sections))
+    // Coverage: the IDF-weighted share of query terms the file holds. Unlike BM25 it
+    // is comparable across queries and corpora, so the evidence floor can use it.
+    let mut coverage = HashMap::new();
+    if !cands.is_empty() && !terms.terms.is_empty() {
+        let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;
+        let n = n as f64;
+        let idf: HashMap<&str, f64> = terms
+            .terms
+            .iter()
+            .zip(&dfs)
+            .map(|(t, df)| {
+                (
+                    t.as_str(),
+                    (1.0 + (n - *df as f64 + 0.5) / (*df as f64 + 0.5)).ln(),
+                )
+            })
+            .collect();
+        // Summed in query order: a HashMap's order would change the last bits between runs.
+        let total: f64 = terms.terms.iter().filter_map(|t| idf.get(t.as_str())).sum();
+        for c in cands {
+            let got: f64 = matched
+                .get(&c.id)
+                .map(|m| m.iter().filter_map(|t| idf.get(t.as_str())).sum())
+                .unwrap_or(0.0);
+            coverage.insert(c.id, if total > 0.0 { got / total } else { 0.0 });
+        }
+    }
+    Ok((matched, snippets, sections, coverage))
 }
 
 /// Snippet, matched terms and best section for files found by other arms: the
@@ -496,7 +526,7 @@ pub(crate) fn details(
         }
     }
     let terms = QueryTerms::parse(text);
-    let (mut matched, mut snippets, mut sections) = match terms.match_any() {
+    let (mut matched, mut snippets, mut sections, coverage) = match terms.match_any() {
         Some(any) => {
             let only: Vec<Cand> = cands.iter().map(|(c, _)| c.clone()).collect();
             decorate(idx, &terms, &any, &only)?
@@ -513,6 +543,7 @@ pub(crate) fn details(
                 .or(summary.filter(|s| !s.trim().is_empty()))
                 .unwrap_or_else(|| c.title.clone());
             let hit = LexicalHit {
+                coverage: coverage.get(&c.id).copied().unwrap_or(0.0),
                 all_terms: !terms.terms.is_empty() && m.len() == terms.terms.len(),
                 matched_terms: m,
                 snippet,

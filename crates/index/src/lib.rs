@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 mod doc_freq;
+mod entity;
 mod error;
 mod files;
 mod lexical;
@@ -30,10 +31,12 @@ mod sync;
 #[doc(hidden)]
 pub mod testutil;
 mod topics;
+mod units;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use entity::{EntityHit, EntityMatch};
 pub use error::IndexError;
 pub use files::{FileRow, Stamp};
 pub use gitloom_model::{Memory, StorePath, Tier};
@@ -46,6 +49,7 @@ pub use schema::SCHEMA_VERSION;
 pub use stats::IndexStats;
 pub use sync::{ApplyStats, IndexedFile, Problem, SyncBatch};
 pub use topics::{TopicCount, TreeFile, TreeListing};
+pub use units::{EmbedUnit, UnitKind};
 
 /// What the last applied batch was built from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -142,6 +146,21 @@ impl Index {
         paths: &[String],
     ) -> Result<HashMap<String, LexicalHit>, IndexError> {
         lexical::details(self, text, paths)
+    }
+
+    /// Known entities named in a query (n-grams; persons also by first name).
+    pub fn entities_in(&self, query: &str) -> Result<Vec<EntityMatch>, IndexError> {
+        entity::entities_in(self, query)
+    }
+
+    /// The entity arm: files mentioning entities the query names, best first.
+    pub fn entity_hits(&self, query: &str) -> Result<Vec<EntityHit>, IndexError> {
+        entity::entity_hits(self, query)
+    }
+
+    /// Texts to embed (cues; sections or whole bodies) of all files or of `paths`.
+    pub fn embed_units(&self, paths: Option<&[String]>) -> Result<Vec<EmbedUnit>, IndexError> {
+        units::units(self, paths)
     }
 
     /// One file's metadata, or `None` if it is not indexed.

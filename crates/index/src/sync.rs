@@ -309,8 +309,19 @@ fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rus
         ord += 1;
     }
 
+    // Name-style wikilinks (`[[Lena Fischer]]`, not a path) name an entity too.
+    let mut ents = fm.entities.clone();
+    for w in m.wikilinks() {
+        if !w.target.contains('/') && !w.target.ends_with(".md") {
+            ents.push(gitloom_model::EntityRef {
+                name: w.target,
+                kind: None,
+                role: None,
+            });
+        }
+    }
     let mut seen = HashSet::new();
-    for ent in &fm.entities {
+    for ent in &ents {
         let folded = fold_name(&ent.name);
         if folded.is_empty() || !seen.insert(folded.clone()) {
             continue;

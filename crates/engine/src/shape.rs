@@ -1,0 +1,269 @@
+//! Query shape: a deterministic reading of what kind of question this is, from its
+//! wording alone (no model). The shape sets how deep each arm looks, whether the
+//! graph is walked, and which priors apply (plan item R13): "where did I work
+//! before" must not have the superseded memory demoted, "was I always…" needs the
+//! old and the new one, "how many lenses" needs every lens.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shape {
+    /// One current fact ("where do I work").
+    Lookup,
+    /// When something happened, or what held before/after a change.
+    Temporal,
+    /// Whether something was always / still / ever so: needs old and new states.
+    Persistence,
+    /// The answer joins two memories ("who am I staying with" → the stay + the person).
+    MultiHop,
+    /// Counting, summing, listing.
+    Aggregation,
+    /// Comparing two things.
+    Comparative,
+    /// "Who is X", "tell me about X", or just a name.
+    Entity,
+}
+
+impl Shape {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shape::Lookup => "lookup",
+            Shape::Temporal => "temporal",
+            Shape::Persistence => "persistence",
+            Shape::MultiHop => "multihop",
+            Shape::Aggregation => "aggregation",
+            Shape::Comparative => "comparative",
+            Shape::Entity => "entity",
+        }
+    }
+
+    /// Whether a memory superseded by another should be demoted (only when the
+    /// question asks for the current state; "tell me about Acme" asks about Acme,
+    /// current or not).
+    pub fn demotes_superseded(self) -> bool {
+        matches!(
+            self,
+            Shape::Lookup | Shape::Aggregation | Shape::Comparative
+        )
+    }
+
+    /// Whether the link graph is walked from the strongest hits.
+    pub fn expands_graph(self) -> bool {
+        matches!(
+            self,
+            Shape::MultiHop
+                | Shape::Entity
+                | Shape::Aggregation
+                | Shape::Comparative
+                | Shape::Persistence
+        )
+    }
+}
+
+/// Whether the question asks about a past state ("where did I work before", "my
+/// previous flat"): then memories that were superseded or have ended are the
+/// answer, not noise.
+pub fn asks_about_past(query: &str) -> bool {
+    let ws = words(query);
+    [
+        "before",
+        "previous",
+        "previously",
+        "formerly",
+        "earlier",
+        "prior",
+    ]
+    .iter()
+    .any(|w| has(&ws, w))
+        || has_seq(&ws, &["used", "to"])
+        || has_seq(&ws, &["use", "to"])
+}
+
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+fn words(q: &str) -> Vec<String> {
+    q.to_lowercase()
+        .replace('’', "'")
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn has(ws: &[String], w: &str) -> bool {
+    ws.iter().any(|x| x == w)
+}
+
+fn has_seq(ws: &[String], seq: &[&str]) -> bool {
+    ws.windows(seq.len())
+        .any(|win| win.iter().zip(seq).all(|(a, b)| a == b))
+}
+
+const INTERROGATIVES: &[&str] = &[
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "is", "are", "do",
+    "does", "did", "was", "were", "can", "should", "will", "have", "has",
+];
+
+/// Classifies a query. Rules are checked from the most specific to the least; the
+/// first that matches wins, and `Lookup` is the default.
+pub fn classify(query: &str) -> Shape {
+    let ws = words(query);
+    if ws.is_empty() {
+        return Shape::Lookup;
+    }
+    let first = ws[0].as_str();
+
+    // "was I always…", "have I ever…", "do I still…"
+    if ["always", "ever", "still", "anymore", "never"]
+        .iter()
+        .any(|w| has(&ws, w))
+        && [
+            "was", "were", "have", "has", "did", "do", "does", "am", "is", "are",
+        ]
+        .contains(&first)
+    {
+        return Shape::Persistence;
+    }
+    if has_seq(&ws, &["how", "many"])
+        || (has_seq(&ws, &["how", "much"])
+            && [
+                "spent",
+                "spend",
+                "pay",
+                "paid",
+                "total",
+                "all",
+                "altogether",
+                "each",
+                "per",
+                "cost",
+                "costs",
+            ]
+            .iter()
+            .any(|w| has(&ws, w)))
+        || ["list", "total", "sum", "altogether", "every"]
+            .iter()
+            .any(|w| has(&ws, w))
+        || has_seq(&ws, &["all", "my"])
+        || has_seq(&ws, &["all", "the"])
+    {
+        return Shape::Aggregation;
+    }
+    if first == "when"
+        || has_seq(&ws, &["how", "long"])
+        || has_seq(&ws, &["what", "year"])
+        || has_seq(&ws, &["what", "month"])
+        || has_seq(&ws, &["what", "date"])
+        || has_seq(&ws, &["what", "day"])
+        || has_seq(&ws, &["used", "to"])
+        || [
+            "before",
+            "after",
+            "previous",
+            "previously",
+            "earlier",
+            "since",
+            "until",
+            "ago",
+            "formerly",
+        ]
+        .iter()
+        .any(|w| has(&ws, w))
+    {
+        return Shape::Temporal;
+    }
+    if [
+        "than", "compared", "versus", "vs", "enough", "better", "worse", "bigger", "smaller",
+        "larger",
+    ]
+    .iter()
+    .any(|w| has(&ws, w))
+    {
+        return Shape::Comparative;
+    }
+    // "who is X", "tell me about X", "what do you know about X", or a bare name.
+    if (first == "who" && ws.len() <= 4 && (has(&ws, "is") || has(&ws, "lives") || has(&ws, "was")))
+        || has_seq(&ws, &["tell", "me", "about"])
+        || has_seq(&ws, &["know", "about"])
+        || has_seq(&ws, &["everything", "about"])
+        || (ws.len() <= 3 && !INTERROGATIVES.contains(&first))
+    {
+        return Shape::Entity;
+    }
+    // A relation through another person or event: "my sister's husband", "staying
+    // with", "during the trip", "for my X".
+    if ws
+        .iter()
+        .any(|w| w.ends_with("'s") && w != "what's" && w != "who's" && w != "it's" && w != "that's")
+        || has(&ws, "during")
+        || has_seq(&ws, &["staying", "with"])
+        || has_seq(&ws, &["stay", "with"])
+        || (has(&ws, "for") && has(&ws, "my") && ws.len() > 6)
+    {
+        return Shape::MultiHop;
+    }
+    if MONTHS.iter().any(|m| has(&ws, m)) && first == "what" && has(&ws, "happened") {
+        return Shape::Temporal;
+    }
+    Shape::Lookup
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_questions() {
+        assert!(asks_about_past("where did i work before"));
+        assert!(asks_about_past("what did I use to eat"));
+        assert!(!asks_about_past("where do i work"));
+    }
+
+    #[test]
+    fn typical_questions() {
+        assert_eq!(classify("where do i work"), Shape::Lookup);
+        assert_eq!(classify("where did i work before"), Shape::Temporal);
+        assert_eq!(classify("when did i start eating fish"), Shape::Temporal);
+        assert_eq!(classify("was i always non vegetarian"), Shape::Persistence);
+        assert_eq!(
+            classify("have i always lived in berlin"),
+            Shape::Persistence
+        );
+        assert_eq!(classify("how many lenses do i own"), Shape::Aggregation);
+        assert_eq!(
+            classify("how much have i spent on camera gear"),
+            Shape::Aggregation
+        );
+        assert_eq!(
+            classify("how much power does my graphics card pull"),
+            Shape::Lookup
+        );
+        assert_eq!(classify("who is lena"), Shape::Entity);
+        assert_eq!(classify("jonas"), Shape::Entity);
+        assert_eq!(classify("tell me about acme robotics"), Shape::Entity);
+        assert_eq!(classify("who am i staying with"), Shape::MultiHop);
+        assert_eq!(
+            classify("what's my sister's husband called"),
+            Shape::MultiHop
+        );
+        assert_eq!(
+            classify("is my power supply big enough for my gpu"),
+            Shape::Comparative
+        );
+        assert_eq!(classify(""), Shape::Lookup);
+    }
+}

@@ -1,0 +1,271 @@
+//! The read path on the probe store: arms, floor, shape, priors, time travel, and
+//! the semantic arms' cache and degradation. Uses the real MiniLM model when it is
+//! installed (`gitloom model install`; CI installs it), and says so when it is not.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use common::{memory, shared_data};
+use gitloom_engine::embed::{EmbedError, Embedder, MiniLm, OpenAiConfig, OpenAiEmbedder};
+use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
+
+fn minilm() -> Option<Arc<dyn Embedder>> {
+    static MODEL: OnceLock<Option<Arc<dyn Embedder>>> = OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            let dir = gitloom_engine::embed::minilm_dir();
+            MiniLm::is_installed(&dir).then(|| {
+                Arc::new(MiniLm::load(&dir).expect("installed model loads")) as Arc<dyn Embedder>
+            })
+        })
+        .clone()
+}
+
+/// The real model, counting how many texts it is asked to embed.
+struct Counting {
+    inner: Arc<dyn Embedder>,
+    texts: AtomicUsize,
+}
+
+impl Embedder for Counting {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+        self.inner.embed(texts)
+    }
+    fn max_tokens(&self) -> usize {
+        self.inner.max_tokens()
+    }
+}
+
+fn probe_store(embedder: EmbedderChoice) -> Option<(tempfile::TempDir, Engine)> {
+    let data = shared_data()?;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder,
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    engine
+        .import_dir(&data.join("probe/memories"))
+        .expect("import probe");
+    Some((dir, engine))
+}
+
+fn top(engine: &Engine, q: &str, n: usize) -> Vec<String> {
+    engine
+        .retrieve(&RetrieveRequest::new(q))
+        .expect("retrieve")
+        .hits
+        .into_iter()
+        .take(n)
+        .map(|h| h.path)
+        .collect()
+}
+
+#[test]
+fn probe_behaviours_with_minilm() {
+    let Some(model) = minilm() else {
+        eprintln!("skipped: MiniLM not installed (gitloom model install)");
+        return;
+    };
+    let Some((_dir, engine)) = probe_store(EmbedderChoice::Given(model)) else {
+        eprintln!("skipped: shared/data not found");
+        return;
+    };
+    let bruno = engine
+        .retrieve(&RetrieveRequest::new("who is bruno"))
+        .expect("retrieve");
+    assert!(
+        bruno.abstained && bruno.hits.is_empty(),
+        "{:?}",
+        bruno.hits.iter().map(|h| &h.path).collect::<Vec<_>>()
+    );
+
+    let kyoto = engine
+        .retrieve(&RetrieveRequest::new("who lives in kyoto"))
+        .expect("retrieve");
+    assert_eq!(kyoto.hits[0].path, "facts/people/arjun-nair.md");
+    assert!(
+        kyoto.hits[0].arms.contains_key("entities"),
+        "found through the entity arm: {:?}",
+        kyoto.hits[0].arms
+    );
+
+    assert_eq!(
+        top(&engine, "where do i work", 1),
+        ["facts/work/orbital-ai.md"],
+        "the superseded Acme memory is demoted"
+    );
+    assert_eq!(
+        top(&engine, "where did i work before", 1),
+        ["facts/work/acme-robotics.md"]
+    );
+    let diet = top(&engine, "was i always non vegetarian", 5);
+    for p in ["facts/diet/vegetarian.md", "facts/diet/pescatarian.md"] {
+        assert!(diet.contains(&p.to_owned()), "{p} missing from {diet:?}");
+    }
+    let salary = top(&engine, "who pays my salary", 3);
+    assert!(
+        salary.contains(&"facts/work/orbital-ai.md".to_owned()),
+        "paraphrase: {salary:?}"
+    );
+
+    // Every hit explains itself.
+    let r = engine
+        .retrieve(&RetrieveRequest {
+            explain: true,
+            ..RetrieveRequest::new("what camera do i have")
+        })
+        .expect("retrieve");
+    let h = &r.hits[0];
+    assert!(!h.arms.is_empty() && !h.evidence.is_empty() && !h.snippet.is_empty());
+    assert!(
+        r.explain
+            .as_ref()
+            .is_some_and(|arms| arms.iter().any(|a| a.arm == "cues"))
+    );
+    for key in ["total", "embed_query", "lexical", "semantic", "fusion"] {
+        assert!(r.timings_ms.contains_key(key), "timings lack {key}");
+    }
+}
+
+#[test]
+fn time_travel_answers_from_the_old_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    let acme = "---\ntitle: Works at Acme Robotics\ncues: [where do I work]\n---\nPerception engineer at Acme.\n";
+    let first = engine
+        .write("facts/work/acme-robotics.md", acme.as_bytes(), None)
+        .expect("write");
+    let orbital = "---\ntitle: Works at Orbital AI\ncues: [where do I work]\nsupersedes: facts/work/acme-robotics.md\n---\nML engineer at Orbital.\n";
+    engine
+        .write("facts/work/orbital-ai.md", orbital.as_bytes(), None)
+        .expect("write");
+    assert_eq!(
+        top(&engine, "where do i work", 1),
+        ["facts/work/orbital-ai.md"]
+    );
+    let then = engine
+        .retrieve_at(
+            &RetrieveRequest::new("where do i work"),
+            first.commit.as_deref(),
+        )
+        .expect("retrieve at");
+    assert_eq!(then.hits.len(), 1, "Orbital did not exist yet");
+    assert_eq!(then.hits[0].path, "facts/work/acme-robotics.md");
+    // HEAD is unaffected, and a second time-travel query reuses the cached index.
+    assert_eq!(
+        top(&engine, "where do i work", 1),
+        ["facts/work/orbital-ai.md"]
+    );
+    assert!(
+        dir.path()
+            .join(".gitloom/at")
+            .read_dir()
+            .expect("at dir")
+            .count()
+            == 1
+    );
+}
+
+#[test]
+fn vectors_survive_a_rebuild_and_are_shared_by_identical_texts() {
+    let Some(model) = minilm() else {
+        eprintln!("skipped: MiniLM not installed (gitloom model install)");
+        return;
+    };
+    let counting = Arc::new(Counting {
+        inner: model,
+        texts: AtomicUsize::new(0),
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = EngineOptions {
+        embedder: EmbedderChoice::Given(counting.clone()),
+        ..Default::default()
+    };
+    let engine = Engine::init_with(dir.path(), opts.clone()).expect("init");
+    let out = engine
+        .write("facts/a/one.md", b"---\ntitle: Owns a grey cat\ncues: [what pet do I have]\n---\nThe cat is called Mellob.\n", None)
+        .expect("write");
+    assert_eq!(out.sync.embedded, 2, "one cue and one body");
+    // Another memory with the same cue: that vector is shared, only the body is new.
+    let out = engine
+        .write(
+            "facts/a/two.md",
+            b"---\ntitle: Owns a dog\ncues: [what pet do I have]\n---\nThe dog is called Rex.\n",
+            None,
+        )
+        .expect("write");
+    assert_eq!((out.sync.embedded, out.sync.cached), (1, 1));
+    engine
+        .retrieve(&RetrieveRequest::new("what pet do I have"))
+        .expect("retrieve");
+    let before = counting.texts.load(Ordering::SeqCst);
+
+    let report = engine.rebuild().expect("rebuild");
+    assert_eq!(report.embedded, 0, "a rebuild recomputes no vector");
+    std::fs::remove_file(dir.path().join(".gitloom/index.db")).expect("delete index");
+    drop(engine);
+    let engine = Engine::open_with(dir.path(), opts).expect("reopen rebuilds the index");
+    let r = engine
+        .retrieve(&RetrieveRequest::new("what pet do I have"))
+        .expect("retrieve");
+    assert!(!r.hits.is_empty());
+    // Only the query itself may have been embedded again (a new process has no query cache).
+    assert!(
+        counting.texts.load(Ordering::SeqCst) <= before + 1,
+        "documents were re-embedded"
+    );
+}
+
+#[test]
+fn an_embedder_failure_degrades_to_lexical_with_a_warning() {
+    // A real OpenAI-compatible client pointed at a port nothing listens on.
+    let mut cfg = OpenAiConfig::new("http://127.0.0.1:9", "nothing", 8);
+    cfg.max_retries = 0;
+    cfg.timeout = std::time::Duration::from_millis(300);
+    let broken: Arc<dyn Embedder> = Arc::new(OpenAiEmbedder::new(cfg).expect("client"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::Given(broken),
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    engine
+        .write(
+            "facts/work/job.md",
+            memory("Works at Orbital AI", "ML engineer at Orbital.").as_bytes(),
+            None,
+        )
+        .expect("the write lands");
+    let r = engine
+        .retrieve(&RetrieveRequest::new("orbital engineer"))
+        .expect("no error");
+    assert_eq!(r.hits[0].path, "facts/work/job.md");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("semantic")),
+        "{:?}",
+        r.warnings
+    );
+}

@@ -1,0 +1,169 @@
+//! The entity arm's lookups: which known entities a query names, and which files
+//! mention them (plan item R12).
+//!
+//! Query n-grams (up to four words, case- and diacritic-folded) are looked up in
+//! the entity table; a person is also found by first name alone ("arjun" → Arjun
+//! Nair), the way people refer to people they know.
+
+use std::collections::{BTreeMap, HashSet};
+
+use gitloom_model::fold_name;
+
+use crate::query::is_stopword;
+use crate::{Index, IndexError};
+
+/// A file that mentions entities named in the query.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EntityHit {
+    pub path: String,
+    /// Raw arm score: one per matched entity, weighted towards rarely mentioned
+    /// entities, plus one when the file's title names the entity (it is about it).
+    pub score: f64,
+    /// Display names of the matched entities.
+    pub entities: Vec<String>,
+    /// Roles the file gives them (`manager`, `office`, …), where stated.
+    pub roles: Vec<String>,
+}
+
+/// An entity found in a query.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EntityMatch {
+    pub id: i64,
+    pub name: String,
+    pub kind: Option<String>,
+    /// The query words that named it.
+    pub alias: String,
+    /// Files that mention it.
+    pub mentions: i64,
+    /// Mentioned in a quarter of a store of 20 files or more: it does not pick
+    /// memories out (the user; both speakers of a conversation).
+    pub common: bool,
+}
+
+pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, IndexError> {
+    let op = "entity lookup";
+    let words: Vec<String> = fold_name(query)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let mut used = vec![false; words.len()];
+    let mut out: Vec<EntityMatch> = Vec::new();
+    let mut exact = idx
+        .conn
+        .prepare_cached("SELECT id, name, kind FROM entities WHERE folded = ?1")
+        .map_err(idx.err(op))?;
+    let mut first_name = idx
+        .conn
+        .prepare_cached(
+            "SELECT id, name, kind FROM entities WHERE kind = 'person' AND folded > ?1 AND folded < ?2 ORDER BY folded",
+        )
+        .map_err(idx.err(op))?;
+    let files: i64 = idx
+        .conn
+        .prepare_cached("SELECT count(*) FROM files")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(idx.err(op))?;
+    let mut count = idx
+        .conn
+        .prepare_cached("SELECT count(*) FROM mentions WHERE entity_id = ?1")
+        .map_err(idx.err(op))?;
+    let mut seen = HashSet::new();
+    for n in (1..=4.min(words.len())).rev() {
+        for start in 0..=words.len() - n {
+            if used[start..start + n].iter().any(|u| *u) {
+                continue;
+            }
+            let gram = words[start..start + n].join(" ");
+            if n == 1 && (gram.len() < 3 || is_stopword(&gram)) {
+                continue;
+            }
+            let mut found: Vec<(i64, String, Option<String>)> = exact
+                .query_map([&gram], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(idx.err(op))?
+                .collect::<Result<_, _>>()
+                .map_err(idx.err(op))?;
+            if found.is_empty() && n == 1 {
+                // "arjun " < folded < "arjun!" selects names starting with the word.
+                found = first_name
+                    .query_map([format!("{gram} "), format!("{gram}!")], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })
+                    .map_err(idx.err(op))?
+                    .collect::<Result<_, _>>()
+                    .map_err(idx.err(op))?;
+            }
+            if found.is_empty() {
+                continue;
+            }
+            used[start..start + n].iter_mut().for_each(|u| *u = true);
+            for (id, name, kind) in found {
+                if seen.insert(id) {
+                    let mentions: i64 = count.query_row([id], |r| r.get(0)).map_err(idx.err(op))?;
+                    let common = files >= 20 && mentions * 4 > files;
+                    out.push(EntityMatch {
+                        id,
+                        name,
+                        kind,
+                        alias: gram.clone(),
+                        mentions,
+                        common,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn entity_hits(idx: &Index, query: &str) -> Result<Vec<EntityHit>, IndexError> {
+    let op = "entity arm";
+    let matches = entities_in(idx, query)?;
+    let mut by_path: BTreeMap<String, EntityHit> = BTreeMap::new();
+    let mut mentions = idx
+        .conn
+        .prepare_cached(
+            "SELECT m.path, m.role, f.title_folded FROM mentions m JOIN files f ON f.path = m.path WHERE m.entity_id = ?1",
+        )
+        .map_err(idx.err(op))?;
+    for m in &matches {
+        let rows: Vec<(String, Option<String>, String)> = mentions
+            .query_map([m.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(idx.err(op))?
+            .collect::<Result<_, _>>()
+            .map_err(idx.err(op))?;
+        // An entity in a quarter of the store or more (the user, both speakers of a
+        // conversation) does not pick memories out; listing them would only add
+        // noise to fusion, in path order.
+        if m.common {
+            continue;
+        }
+        // An entity mentioned everywhere (the user's city) says less than one
+        // mentioned in two files.
+        let weight = 1.0 / (1.0 + (rows.len() as f64).ln());
+        let folded = fold_name(&m.name);
+        for (path, role, title) in rows {
+            let h = by_path.entry(path.clone()).or_insert_with(|| EntityHit {
+                path,
+                score: 0.0,
+                entities: Vec::new(),
+                roles: Vec::new(),
+            });
+            h.score += weight;
+            if title.contains(&folded) || title.contains(&m.alias) {
+                h.score += 1.0;
+            }
+            h.entities.push(m.name.clone());
+            if let Some(r) = role {
+                h.roles.push(r);
+            }
+        }
+    }
+    let mut out: Vec<EntityHit> = by_path.into_values().collect();
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    Ok(out)
+}
