@@ -108,59 +108,58 @@ pub fn run(cmd: &EvalCommand, cli: &Cli) -> Result<()> {
     let progress = gitloom_eval::run::bar_progress(&bar);
     let engine_options = eval_options(cli)?;
     let mut backend = EngineBackend::with_options(engine_options.clone());
+    // Every dataset command: the same setup, a runner, the same finish.
+    let mut finish = |name: &str,
+                      common: &EvalArgs,
+                      run: &mut dyn FnMut(
+        &mut EngineBackend,
+        &RunOptions,
+    ) -> Result<Report, gitloom_eval::EvalError>,
+                      g: Option<Granularity>|
+     -> Result<()> {
+        bar.set_prefix(name.to_owned());
+        backend.explain = common.per_query.is_some();
+        let report = run(&mut backend, &options(common, g, &progress))?;
+        bar.finish_and_clear();
+        save(common, &report)?;
+        print(&report, json)
+    };
     match cmd {
         EvalCommand::Probe {
             corpus,
             queries,
             common,
         } => {
-            bar.set_prefix("probe");
-            backend.explain = common.per_query.is_some();
             let queries = queries
                 .clone()
                 .unwrap_or_else(|| corpus.join("queries.jsonl"));
-            let report = gitloom_eval::run_probe(
-                &mut backend,
-                corpus,
-                &queries,
-                &options(common, None, &progress),
-            )?;
-            bar.finish_and_clear();
-            save(common, &report)?;
-            print(&report, json)
+            finish(
+                "probe",
+                common,
+                &mut |b, o| gitloom_eval::run_probe(b, corpus, &queries, o),
+                None,
+            )
         }
         EvalCommand::Locomo {
             file,
             granularity: g,
             common,
-        } => {
-            bar.set_prefix("locomo");
-            backend.explain = common.per_query.is_some();
-            let report = gitloom_eval::run_locomo(
-                &mut backend,
-                file,
-                &options(common, Some(granularity(g)?), &progress),
-            )?;
-            bar.finish_and_clear();
-            save(common, &report)?;
-            print(&report, json)
-        }
+        } => finish(
+            "locomo",
+            common,
+            &mut |b, o| gitloom_eval::run_locomo(b, file, o),
+            Some(granularity(g)?),
+        ),
         EvalCommand::Longmemeval {
             file,
             granularity: g,
             common,
-        } => {
-            bar.set_prefix("longmemeval");
-            backend.explain = common.per_query.is_some();
-            let report = gitloom_eval::run_longmemeval(
-                &mut backend,
-                file,
-                &options(common, Some(granularity(g)?), &progress),
-            )?;
-            bar.finish_and_clear();
-            save(common, &report)?;
-            print(&report, json)
-        }
+        } => finish(
+            "longmemeval",
+            common,
+            &mut |b, o| gitloom_eval::run_longmemeval(b, file, o),
+            Some(granularity(g)?),
+        ),
         EvalCommand::Gate {
             baseline,
             data,
