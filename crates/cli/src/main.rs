@@ -42,9 +42,32 @@ fn repo_dir(cli: &Cli) -> PathBuf {
     cli.repo.clone().unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// A progress bar on stderr for long work (rebuilds, embedding), drawn only when
+/// the work is big enough to be worth watching.
+fn progress_bar() -> Box<gitloom_engine::semantic::Progress> {
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    Box::new(move |what: &str, done: usize, total: usize| {
+        if total < 64 {
+            return;
+        }
+        bar.set_message(what.to_owned());
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        if done >= total {
+            bar.finish_and_clear();
+        }
+    })
+}
+
 fn open(cli: &Cli) -> Result<Engine> {
     let dir = repo_dir(cli);
-    let engine = Engine::open(&dir)
+    let options = model_cmd::engine_options(cli)?;
+    let engine = Engine::open_with_progress(&dir, options, Some(progress_bar()))
         .with_context(|| format!("cannot open the store at {}", dir.display()))?;
     flush_warnings(&engine);
     Ok(engine)

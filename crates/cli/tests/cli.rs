@@ -188,3 +188,45 @@ fn separate_processes_racing_lose_no_write() {
     let stats = json(&repo, &["stats"]);
     assert_eq!(stats["files"], 6, "every acknowledged write is at HEAD");
 }
+
+#[test]
+fn global_retrieval_flags_reach_every_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("mem");
+    ok(&repo, &["--embedder", "none", "init"], None);
+    ok(
+        &repo,
+        &["--embedder", "none", "write", "facts/work/orbital-ai.md"],
+        Some(memory("Works at Orbital AI", "ML engineer.").as_bytes()),
+    );
+    // No semantic arm ran, so no query embedding was timed.
+    let r = json(
+        &repo,
+        &["--embedder", "none", "retrieve", "orbital engineer"],
+    );
+    assert!(r["timings_ms"].get("embed_query").is_none(), "{r}");
+    // A settings file is read, and a bad one is a clear error naming it.
+    let cfg = dir.path().join("cfg.json");
+    std::fs::write(&cfg, r#"{"depht": 3}"#).expect("write");
+    let out = gitloom(
+        &repo,
+        &[
+            "--embedder",
+            "none",
+            "--config",
+            cfg.to_str().expect("utf-8"),
+            "retrieve",
+            "x",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cfg.json") && err.contains("depht"), "{err}");
+    // An unknown embedder is refused.
+    assert!(
+        !gitloom(&repo, &["--embedder", "bert", "stats"], None)
+            .status
+            .success()
+    );
+}

@@ -581,16 +581,15 @@ impl Engine {
 
         // Priors, on the head of the fused list.
         let t = Instant::now();
-        let head = (req.limit * 3).max(30).min(fused.len());
+        let head = (req.limit * 2).max(20).min(fused.len());
         let mut applied: HashMap<String, Vec<String>> = HashMap::new();
         let now = jiff::Timestamp::now().as_second();
         for f in fused.iter_mut().take(head) {
-            let Some(row) = index.file(&f.key)? else {
+            let Some(row) = index.prior_facts(&f.key)? else {
                 continue;
             };
             let mut notes = Vec::new();
-            let stale = !row.superseded_by.is_empty()
-                || row.valid_to.as_ref().is_some_and(|v| v.unix < now);
+            let stale = row.superseded || row.valid_to.is_some_and(|v| v < now);
             if stale && past && cfg.priors.past != 1.0 {
                 f.score *= cfg.priors.past;
                 notes.push("past".to_owned());

@@ -269,3 +269,36 @@ fn an_embedder_failure_degrades_to_lexical_with_a_warning() {
         r.warnings
     );
 }
+
+#[test]
+fn shape_classifier_agrees_with_the_probe_labels() {
+    let Some(data) = shared_data() else {
+        eprintln!("skipped: shared/data not found");
+        return;
+    };
+    let text = std::fs::read_to_string(data.join("probe/queries.jsonl")).expect("queries");
+    let (mut agree, mut total) = (0, 0);
+    let mut misses = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let q: serde_json::Value = serde_json::from_str(line).expect("jsonl");
+        let label = q["shape"].as_str().expect("shape");
+        if label == "unanswerable" {
+            continue; // not a shape: a property of the store
+        }
+        let query = q["query"].as_str().expect("query");
+        let got = gitloom_engine::shape::classify(query).as_str();
+        total += 1;
+        if got == label {
+            agree += 1;
+        } else {
+            misses.push(format!("{query:?}: {label} → {got}"));
+        }
+    }
+    // The labels are the author's intent; a deterministic reading of the wording agrees
+    // on most. Printed so a change in agreement is visible in the test log.
+    eprintln!("shape agreement {agree}/{total}; misses: {misses:#?}");
+    assert!(
+        agree * 10 >= total * 7,
+        "agreement {agree}/{total} fell below 70%: {misses:#?}"
+    );
+}

@@ -145,3 +145,35 @@ pub(crate) fn paths(idx: &Index) -> Result<Vec<String>, IndexError> {
     let rows = st.query_map([], |r| r.get(0)).map_err(idx.err(op))?;
     rows.collect::<Result<_, _>>().map_err(idx.err(op))
 }
+
+/// What the read path's priors need to know about one file: cheap to ask for the
+/// head of every answer (no body, cues or sections are read).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PriorFacts {
+    /// Another memory names this one in `supersedes`.
+    pub superseded: bool,
+    /// `valid_to`, as seconds since the epoch.
+    pub valid_to: Option<i64>,
+    pub confidence: Option<f64>,
+}
+
+pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>, IndexError> {
+    let op = "prior facts";
+    let mut st = idx
+        .conn
+        .prepare_cached(
+            "SELECT valid_to_unix, confidence,
+                    EXISTS (SELECT 1 FROM links WHERE resolved = ?1 AND kind = 'supersedes')
+             FROM files WHERE path = ?1",
+        )
+        .map_err(idx.err(op))?;
+    st.query_row([path], |r| {
+        Ok(PriorFacts {
+            valid_to: r.get(0)?,
+            confidence: r.get(1)?,
+            superseded: r.get(2)?,
+        })
+    })
+    .optional()
+    .map_err(idx.err(op))
+}

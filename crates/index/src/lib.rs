@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 
 pub use entity::{EntityHit, EntityMatch};
 pub use error::IndexError;
-pub use files::{FileRow, Stamp};
+pub use files::{FileRow, PriorFacts, Stamp};
 pub use gitloom_model::{Memory, StorePath, Tier};
 pub use lexical::{
     ALL_TERMS_WEIGHT, Bm25Weights, LexicalHit, LexicalQuery, RRF_K, SectionRef, match_strings,
@@ -161,6 +161,11 @@ impl Index {
     /// Texts to embed (cues; sections or whole bodies) of all files or of `paths`.
     pub fn embed_units(&self, paths: Option<&[String]>) -> Result<Vec<EmbedUnit>, IndexError> {
         units::units(self, paths)
+    }
+
+    /// Supersession, validity and confidence of one file, for the read path's priors.
+    pub fn prior_facts(&self, path: &str) -> Result<Option<PriorFacts>, IndexError> {
+        files::prior_facts(self, path)
     }
 
     /// One file's metadata, or `None` if it is not indexed.
