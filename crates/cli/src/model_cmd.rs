@@ -71,6 +71,7 @@ pub fn engine_options(cli: &Cli) -> Result<EngineOptions> {
         embedder: embedder_choice(cli)?,
         vector_cache: None,
         config,
+        reranker: None,
     })
 }
 

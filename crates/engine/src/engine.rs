@@ -43,6 +43,8 @@ pub struct EngineOptions {
     /// The read path's knobs; `None`: `.gitloom/config.json` if the store has one,
     /// else the defaults.
     pub config: Option<RetrieveConfig>,
+    /// An optional second-stage reranker over the head of each answer.
+    pub reranker: Option<Arc<dyn crate::rerank::Reranker>>,
 }
 
 /// The index file inside `.gitloom/`.
@@ -55,6 +57,7 @@ pub struct Engine {
     pub(crate) index_path: PathBuf,
     pub(crate) config: RetrieveConfig,
     pub(crate) semantic: Option<Semantic>,
+    pub(crate) reranker: Option<Arc<dyn crate::rerank::Reranker>>,
     pub(crate) progress: Option<Box<Progress>>,
     warnings: Mutex<Vec<String>>,
 }
@@ -160,6 +163,7 @@ impl Engine {
             index_path,
             config,
             semantic,
+            reranker: options.reranker,
             progress,
             warnings: Mutex::new(early_warnings),
         };

@@ -20,6 +20,7 @@ mod engine;
 mod error;
 pub mod fusion;
 mod remember;
+pub mod rerank;
 pub mod retrieve;
 pub mod semantic;
 pub mod shape;
@@ -31,6 +32,7 @@ pub use error::{EngineError, Result};
 pub use gitloom_embed as embed;
 pub use gitloom_index::{IndexStats, Problem, TopicCount, TreeListing};
 pub use remember::RememberRequest;
+pub use rerank::{RerankCandidate, Reranker};
 pub use retrieve::{
     ArmCandidates, ArmScore, Evidence, GraphStep, Hit, HitSection, PerArm, Priors, Retrieval,
     RetrieveConfig, RetrieveRequest,

@@ -74,6 +74,11 @@ pub struct Priors {
     /// A superseded or ended memory when the question asks about the past
     /// ("before", "previously", "used to").
     pub past: f64,
+    /// Recency for questions about the current state: `1 + w * 0.5^(age / half_life)`;
+    /// 0 is inert (the default: on the dev data it changed nothing that supersession
+    /// did not already decide).
+    pub recency: f64,
+    pub recency_half_life_days: f64,
 }
 
 /// Knobs of the read path. Defaults are the operating point calibrated on the dev
@@ -171,6 +176,8 @@ impl Default for RetrieveConfig {
                 superseded: 0.5,
                 confidence: 0.0,
                 past: 2.0,
+                recency: 0.0,
+                recency_half_life_days: 180.0,
             },
             semantic: None,
             graph_sources: 3,
@@ -597,6 +604,16 @@ impl Engine {
                 f.score *= cfg.priors.superseded;
                 notes.push("superseded".to_owned());
             }
+            if let Some(u) = row.updated
+                && cfg.priors.recency > 0.0
+                && shape.demotes_superseded()
+            {
+                let age_days = ((now - u) as f64 / 86_400.0).max(0.0);
+                f.score *= 1.0
+                    + cfg.priors.recency
+                        * 0.5f64.powf(age_days / cfg.priors.recency_half_life_days.max(1.0));
+                notes.push(format!("recency {age_days:.0}d"));
+            }
             if let Some(c) = row.confidence
                 && cfg.priors.confidence > 0.0
             {
@@ -715,8 +732,41 @@ impl Engine {
         {
             hits.clear();
         }
-        hits.truncate(req.limit);
         timings.insert("floor".to_owned(), ms(t));
+        if let Some(r) = &self.reranker
+            && hits.len() > 1
+        {
+            let t = Instant::now();
+            let n = hits.len().min(crate::rerank::RERANK_DEPTH);
+            let cands: Vec<crate::rerank::RerankCandidate<'_>> = hits[..n]
+                .iter()
+                .map(|h| crate::rerank::RerankCandidate {
+                    path: &h.path,
+                    title: &h.title,
+                    snippet: &h.snippet,
+                })
+                .collect();
+            match r.rerank(&req.query, &cands) {
+                Ok(scores) if scores.len() == n => {
+                    let mut order: Vec<usize> = (0..n).collect();
+                    // Stable: equal scores keep the fused order.
+                    order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+                    let head: Vec<Hit> = order.iter().map(|i| hits[*i].clone()).collect();
+                    hits.splice(..n, head);
+                }
+                Ok(scores) => warnings.push(format!(
+                    "reranker {} returned {} scores for {n} hits; ignored",
+                    r.name(),
+                    scores.len()
+                )),
+                Err(e) => warnings.push(format!(
+                    "reranker {} failed: {e}; fused order kept",
+                    r.name()
+                )),
+            }
+            timings.insert("rerank".to_owned(), ms(t));
+        }
+        hits.truncate(req.limit);
         timings.insert("total".to_owned(), ms(started));
         let explain = req.explain.then(|| {
             arms.iter()

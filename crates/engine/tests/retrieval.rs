@@ -302,3 +302,92 @@ fn shape_classifier_agrees_with_the_probe_labels() {
         "agreement {agree}/{total} fell below 70%: {misses:#?}"
     );
 }
+
+/// A reranker that prefers longer titles: a real implementation would be a model;
+/// what is tested here is the stage's contract, not a model's quality.
+struct LongestTitle;
+
+impl gitloom_engine::Reranker for LongestTitle {
+    fn name(&self) -> &str {
+        "longest-title"
+    }
+    fn rerank(
+        &self,
+        _q: &str,
+        c: &[gitloom_engine::RerankCandidate<'_>],
+    ) -> Result<Vec<f64>, String> {
+        Ok(c.iter().map(|c| c.title.len() as f64).collect())
+    }
+}
+
+struct Broken;
+
+impl gitloom_engine::Reranker for Broken {
+    fn name(&self) -> &str {
+        "broken"
+    }
+    fn rerank(
+        &self,
+        _q: &str,
+        _c: &[gitloom_engine::RerankCandidate<'_>],
+    ) -> Result<Vec<f64>, String> {
+        Err("model unavailable".into())
+    }
+}
+
+#[test]
+fn a_reranker_reorders_only_the_head_and_none_changes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plain = EngineOptions {
+        embedder: EmbedderChoice::None,
+        ..Default::default()
+    };
+    let engine = Engine::init_with(dir.path(), plain.clone()).expect("init");
+    for (i, title) in [
+        "Garden tomato notes",
+        "Tomato",
+        "A very long title about the tomato harvest",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let body = "tomato ".repeat(3 - i);
+        engine
+            .write(
+                &format!("facts/garden/t{i}.md"),
+                memory(title, &body).as_bytes(),
+                None,
+            )
+            .expect("write");
+    }
+    let q = RetrieveRequest::new("tomato");
+    let base = serde_json::to_value(engine.retrieve(&q).expect("retrieve").hits).expect("json");
+    let again = serde_json::to_value(engine.retrieve(&q).expect("retrieve").hits).expect("json");
+    assert_eq!(base, again, "no reranker: the same answer, byte for byte");
+    drop(engine);
+
+    let with = EngineOptions {
+        reranker: Some(Arc::new(LongestTitle)),
+        ..plain.clone()
+    };
+    let engine = Engine::open_with(dir.path(), with).expect("open");
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/garden/t2.md");
+    assert!(r.timings_ms.contains_key("rerank"));
+    drop(engine);
+
+    let broken = EngineOptions {
+        reranker: Some(Arc::new(Broken)),
+        ..plain
+    };
+    let engine = Engine::open_with(dir.path(), broken).expect("open");
+    let r = engine
+        .retrieve(&q)
+        .expect("a failing reranker is not an error");
+    assert_eq!(
+        serde_json::to_value(&r.hits).expect("json"),
+        base,
+        "fused order kept"
+    );
+    assert!(r.warnings.iter().any(|w| w.contains("broken")));
+}

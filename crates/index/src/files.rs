@@ -155,6 +155,8 @@ pub struct PriorFacts {
     /// `valid_to`, as seconds since the epoch.
     pub valid_to: Option<i64>,
     pub confidence: Option<f64>,
+    /// `updated`, else `created`, as seconds since the epoch.
+    pub updated: Option<i64>,
 }
 
 pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>, IndexError> {
@@ -163,7 +165,8 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
         .conn
         .prepare_cached(
             "SELECT valid_to_unix, confidence,
-                    EXISTS (SELECT 1 FROM links WHERE resolved = ?1 AND kind = 'supersedes')
+                    EXISTS (SELECT 1 FROM links WHERE resolved = ?1 AND kind = 'supersedes'),
+                    coalesce(updated_unix, created_unix)
              FROM files WHERE path = ?1",
         )
         .map_err(idx.err(op))?;
@@ -172,6 +175,7 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
             valid_to: r.get(0)?,
             confidence: r.get(1)?,
             superseded: r.get(2)?,
+            updated: r.get(3)?,
         })
     })
     .optional()
