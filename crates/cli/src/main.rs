@@ -198,8 +198,11 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Sync => {
             let engine = open(&cli)?;
-            // open() already synced; report that work rather than a no-op second pass.
-            let report = engine.sync()?;
+            // Opening already synced to HEAD: report that work, not a no-op second pass.
+            let report = match engine.take_opening_sync() {
+                Some(r) => r,
+                None => engine.sync()?,
+            };
             flush_warnings(&engine);
             render::sync(&report, json)?;
         }

@@ -230,3 +230,48 @@ fn global_retrieval_flags_reach_every_command() {
             .success()
     );
 }
+
+#[test]
+fn sync_reports_a_commit_made_with_git_itself() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("mem");
+    ok(&repo, &["--embedder", "none", "init"], None);
+    ok(
+        &repo,
+        &["--embedder", "none", "write", "facts/a/one.md"],
+        Some(memory("One", "first").as_bytes()),
+    );
+    // The user edits and commits by hand, as git users do.
+    std::fs::write(
+        repo.join("facts/a/one.md"),
+        memory("One", "edited by hand with zeppelins"),
+    )
+    .expect("edit");
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&[
+        "-c",
+        "user.name=u",
+        "-c",
+        "user.email=u@x",
+        "commit",
+        "-qam",
+        "edit by hand",
+    ]);
+    let s = json(&repo, &["--embedder", "none", "sync"]);
+    assert_eq!(s["changed_files"], 1, "{s}");
+    assert!(s["visited_entries"].as_u64().expect("n") > 0);
+    let r = json(&repo, &["--embedder", "none", "retrieve", "zeppelins"]);
+    assert_eq!(r["hits"][0]["path"], "facts/a/one.md");
+}

@@ -60,6 +60,8 @@ pub struct Engine {
     pub(crate) reranker: Option<Arc<dyn crate::rerank::Reranker>>,
     pub(crate) progress: Option<Box<Progress>>,
     warnings: Mutex<Vec<String>>,
+    /// What the sync done while opening did (`gitloom sync` reports it).
+    opening_sync: Mutex<Option<crate::sync::SyncReport>>,
 }
 
 /// A memory file read at a revision.
@@ -166,6 +168,7 @@ impl Engine {
             reranker: options.reranker,
             progress,
             warnings: Mutex::new(early_warnings),
+            opening_sync: Mutex::new(None),
         };
         if let OpenStatus::Reset { reason } = status {
             engine.warn(format!(
@@ -173,7 +176,11 @@ impl Engine {
                 engine.index_path.display()
             ));
         }
-        engine.sync()?;
+        let report = engine.sync()?;
+        *engine
+            .opening_sync
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(report);
         Ok(engine)
     }
 
@@ -208,6 +215,14 @@ impl Engine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(msg);
+    }
+
+    /// The sync [`Engine::open`] ran to bring the index up to HEAD (taken once).
+    pub fn take_opening_sync(&self) -> Option<crate::sync::SyncReport> {
+        self.opening_sync
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// Warnings collected since the last call (index rebuilt, files that failed to parse, …).
