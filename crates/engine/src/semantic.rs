@@ -130,16 +130,26 @@ impl Semantic {
         progress: Option<&Progress>,
     ) -> Result<EmbedStats> {
         let units = index.embed_units(paths)?;
-        let texts = chunks(self.embedder.as_ref(), &units);
+        Ok(self.vectors(&units, progress)?.2)
+    }
+
+    /// Vectors of the units' texts (chunked to the model's window), from the cache or
+    /// the model: (unit index per text, vector per text, counts).
+    fn vectors(
+        &self,
+        units: &[EmbedUnit],
+        progress: Option<&Progress>,
+    ) -> Result<(Vec<usize>, Vec<Vec<f32>>, EmbedStats)> {
+        let texts = chunks(self.embedder.as_ref(), units);
         let refs: Vec<&str> = texts.iter().map(|(_, t)| t.as_str()).collect();
         let cb = |done: usize, total: usize| {
             if let Some(p) = progress {
                 p("embedding", done, total);
             }
         };
-        let (_, stats) = embed_cached(self.embedder.as_ref(), &self.cache, &refs, Some(&cb))
+        let (vectors, stats) = embed_cached(self.embedder.as_ref(), &self.cache, &refs, Some(&cb))
             .map_err(|e| EngineError::Embed(e.to_string()))?;
-        Ok(stats)
+        Ok((texts.into_iter().map(|(u, _)| u).collect(), vectors, stats))
     }
 
     /// The arena for `commit`, built (and any missing vector embedded) if needed.
@@ -156,17 +166,9 @@ impl Semantic {
             return Ok(b.clone());
         }
         let units = index.embed_units(None)?;
-        let texts = chunks(self.embedder.as_ref(), &units);
-        let refs: Vec<&str> = texts.iter().map(|(_, t)| t.as_str()).collect();
-        let cb = |done: usize, total: usize| {
-            if let Some(p) = progress {
-                p("embedding", done, total);
-            }
-        };
-        let (vectors, _) = embed_cached(self.embedder.as_ref(), &self.cache, &refs, Some(&cb))
-            .map_err(|e| EngineError::Embed(e.to_string()))?;
+        let (owners, vectors, _) = self.vectors(&units, progress)?;
         let mut arena = Arena::with_capacity(self.embedder.dim(), vectors.len());
-        for ((unit, _), v) in texts.iter().zip(&vectors) {
+        for (unit, v) in owners.iter().zip(&vectors) {
             let kind = match units[*unit].kind {
                 UnitKind::Cue => 0,
                 UnitKind::Body => 1,

@@ -16,6 +16,9 @@ use rusqlite::OptionalExtension;
 
 use crate::{Index, IndexError};
 
+/// (database version, terms, their document frequencies, file count).
+pub(crate) type Memo = (i64, Vec<String>, Vec<u64>, u64);
+
 const TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
 
 fn ensure_tables(idx: &Index) -> rusqlite::Result<()> {
@@ -34,6 +37,22 @@ fn ensure_tables(idx: &Index) -> rusqlite::Result<()> {
 /// For each term, the number of files holding it (the least frequent of its tokens,
 /// for a term that tokenises into several), and the number of files in the index.
 pub(crate) fn doc_freqs(idx: &Index, terms: &[String]) -> Result<(Vec<u64>, u64), IndexError> {
+    let version: i64 = idx
+        .conn
+        .query_row("PRAGMA data_version", [], |r| r.get(0))
+        .map_err(idx.err("term frequencies"))?;
+    if let Some((v, t, dfs, n)) = idx.doc_freq_memo.borrow().as_ref()
+        && *v == version
+        && t.as_slice() == terms
+    {
+        return Ok((dfs.clone(), *n));
+    }
+    let (dfs, n) = lookup(idx, terms)?;
+    *idx.doc_freq_memo.borrow_mut() = Some((version, terms.to_vec(), dfs.clone(), n));
+    Ok((dfs, n))
+}
+
+fn lookup(idx: &Index, terms: &[String]) -> Result<(Vec<u64>, u64), IndexError> {
     let op = "term frequencies";
     ensure_tables(idx).map_err(idx.err(op))?;
     let c = &idx.conn;

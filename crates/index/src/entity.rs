@@ -116,9 +116,12 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
     Ok(out)
 }
 
-pub(crate) fn entity_hits(idx: &Index, query: &str) -> Result<Vec<EntityHit>, IndexError> {
+/// The entity arm over entities already found in a query (see [`entities_in`]).
+pub(crate) fn entity_hits(
+    idx: &Index,
+    matches: &[EntityMatch],
+) -> Result<Vec<EntityHit>, IndexError> {
     let op = "entity arm";
-    let matches = entities_in(idx, query)?;
     let mut by_path: BTreeMap<String, EntityHit> = BTreeMap::new();
     let mut mentions = idx
         .conn
@@ -126,7 +129,7 @@ pub(crate) fn entity_hits(idx: &Index, query: &str) -> Result<Vec<EntityHit>, In
             "SELECT m.path, m.role, f.title_folded FROM mentions m JOIN files f ON f.path = m.path WHERE m.entity_id = ?1",
         )
         .map_err(idx.err(op))?;
-    for m in &matches {
+    for m in matches {
         let rows: Vec<(String, Option<String>, String)> = mentions
             .query_map([m.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(idx.err(op))?

@@ -81,6 +81,11 @@ pub struct Index {
     fail_after: Option<usize>,
     /// The temporary vocabulary tables of `doc_freq.rs` exist on this connection.
     vocab_ready: std::cell::Cell<bool>,
+    /// The last terms' document frequencies and file count, with the database
+    /// version they were read at: ranking and decorating one query ask for the same
+    /// terms. Cleared by every apply here; `PRAGMA data_version` catches commits made
+    /// by other connections.
+    doc_freq_memo: std::cell::RefCell<Option<doc_freq::Memo>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -130,6 +135,7 @@ impl Index {
 
     /// Applies one changeset in one transaction.
     pub fn apply(&mut self, batch: &SyncBatch) -> Result<ApplyStats, IndexError> {
+        self.doc_freq_memo.borrow_mut().take();
         sync::apply(self, batch)
     }
 
@@ -153,9 +159,11 @@ impl Index {
         entity::entities_in(self, query)
     }
 
-    /// The entity arm: files mentioning entities the query names, best first.
-    pub fn entity_hits(&self, query: &str) -> Result<Vec<EntityHit>, IndexError> {
-        entity::entity_hits(self, query)
+    /// The entity arm: files mentioning the (uncommon) entities a query names, best
+    /// first. `matches` comes from [`Index::entities_in`], so one lookup serves both
+    /// the arm and the caller's other uses of the query's entities.
+    pub fn entity_hits(&self, matches: &[EntityMatch]) -> Result<Vec<EntityHit>, IndexError> {
+        entity::entity_hits(self, matches)
     }
 
     /// Texts to embed (cues; sections or whole bodies) of all files or of `paths`.

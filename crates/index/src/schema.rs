@@ -154,6 +154,7 @@ fn wrap(conn: Connection, path: PathBuf) -> Index {
         weights: Bm25Weights::default(),
         fail_after: None,
         vocab_ready: std::cell::Cell::new(false),
+        doc_freq_memo: std::cell::RefCell::new(None),
     }
 }
 
