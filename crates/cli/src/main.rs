@@ -317,6 +317,7 @@ impl cli::QueryArgs {
             tier: self.tier,
             topic: self.topic.clone(),
             explain,
+            now: None,
         }
     }
 }

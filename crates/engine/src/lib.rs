@@ -25,6 +25,7 @@ pub mod retrieve;
 pub mod semantic;
 pub mod shape;
 mod sync;
+pub mod when;
 mod write;
 
 pub use engine::{EmbedderChoice, Engine, EngineOptions, GetResult, LogEntry};

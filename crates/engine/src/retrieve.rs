@@ -79,6 +79,18 @@ pub struct Priors {
     /// raised LongMemEval P@1 from 0.817 to 0.829 (BENCHMARKS.md, ablations).
     pub recency: f64,
     pub recency_half_life_days: f64,
+    /// The reference point of a "before X" / "after X" question (the memory whose
+    /// title names X): the question starts from it, its answer is elsewhere.
+    pub reference: f64,
+    /// A memory with dates of its own (`timeline:`, `valid_from`/`valid_to`) when the
+    /// question asks when or how long.
+    pub timeline: f64,
+    /// A memory in the tier the question's form asks for ("what happened" →
+    /// incidents, "how do I" → skills, "should I" → rules, "how much/many" → facts).
+    pub tier: f64,
+    /// A memory dated inside the span a relative date in the question points at
+    /// ("four weeks ago", "last Friday", "the past weekend"; see `when.rs`).
+    pub when: f64,
 }
 
 /// Knobs of the read path. Defaults are the operating point calibrated on the dev
@@ -102,6 +114,14 @@ pub struct RetrieveConfig {
     /// own" is not answered by Arjun's profile (no camera) nor by the camera
     /// memories (no Arjun).
     pub entity_anchor: f64,
+    /// A hit that names the query's entity also counts as anchored when one of its
+    /// cues (question-shaped keys) matches the question at least this closely: "how
+    /// long did I last at Acme" is about the Acme memory although "long" is not in it.
+    pub anchor_cue: f64,
+    /// Lexical coverage alone is strong evidence only when at least this many
+    /// distinct query terms matched (or all of them did): one shared word ("type" in
+    /// "what is my blood type") is no answer.
+    pub lexical_min_terms: usize,
 }
 
 impl RetrieveConfig {
@@ -178,10 +198,16 @@ impl Default for RetrieveConfig {
                 past: 2.0,
                 recency: 0.0,
                 recency_half_life_days: 180.0,
+                reference: 0.5,
+                timeline: 1.0,
+                tier: 1.5,
+                when: 2.0,
             },
             semantic: None,
             graph_sources: 3,
             entity_anchor: 0.5,
+            anchor_cue: 0.8,
+            lexical_min_terms: 2,
         }
     }
 }
@@ -198,6 +224,10 @@ pub struct RetrieveRequest {
     pub topic: Option<String>,
     #[serde(default)]
     pub explain: bool,
+    /// When the question is asked, in seconds since the epoch (default: now). Relative
+    /// dates in it ("four weeks ago", "last Friday") count back from this moment.
+    #[serde(default)]
+    pub now: Option<i64>,
 }
 
 fn default_limit() -> usize {
@@ -212,6 +242,7 @@ impl RetrieveRequest {
             tier: None,
             topic: None,
             explain: false,
+            now: None,
         }
     }
 
@@ -591,7 +622,15 @@ impl Engine {
         let t = Instant::now();
         let head = (req.limit * 2).max(20).min(fused.len());
         let mut applied: HashMap<String, Vec<String>> = HashMap::new();
-        let now = jiff::Timestamp::now().as_second();
+        let now = req
+            .now
+            .unwrap_or_else(|| jiff::Timestamp::now().as_second());
+        let window = jiff::Timestamp::from_second(now)
+            .ok()
+            .and_then(|t| crate::when::relative_window(&req.query, t))
+            .filter(|_| cfg.priors.when != 1.0);
+        let reference = crate::shape::temporal_reference(&req.query);
+        let wanted_tier = crate::shape::tier_hint(&req.query);
         for f in fused.iter_mut().take(head) {
             let Some(row) = index.prior_facts(&f.key)? else {
                 continue;
@@ -615,6 +654,31 @@ impl Engine {
                         * 0.5f64.powf(age_days / cfg.priors.recency_half_life_days.max(1.0));
                 notes.push(format!("recency {age_days:.0}d"));
             }
+            if !reference.is_empty() && cfg.priors.reference != 1.0 {
+                let title = gitloom_model::fold_name(&row.title);
+                let title_words: Vec<&str> = title.split(' ').collect();
+                if reference.iter().all(|w| title_words.contains(&w.as_str())) {
+                    f.score *= cfg.priors.reference;
+                    notes.push(format!("reference \"{}\"", reference.join(" ")));
+                }
+            }
+            if let Some(w) = window
+                && index.dated_within(&f.key, w.start, w.end)?
+            {
+                f.score *= cfg.priors.when;
+                notes.push("when".to_owned());
+            }
+            if row.dated && shape == Shape::Temporal && cfg.priors.timeline != 1.0 {
+                f.score *= cfg.priors.timeline;
+                notes.push("dated".to_owned());
+            }
+            if let Some(t) = wanted_tier
+                && cfg.priors.tier != 1.0
+                && f.key.split('/').next() == Some(t.as_str())
+            {
+                f.score *= cfg.priors.tier;
+                notes.push(format!("tier {t}"));
+            }
             if let Some(c) = row.confidence
                 && cfg.priors.confidence > 0.0
             {
@@ -637,10 +701,16 @@ impl Engine {
         for f in fused.iter().take(head) {
             let d = details.remove(&f.key);
             let coverage = d.as_ref().map(|d| d.coverage).unwrap_or(0.0);
-            let Some(mut why) =
-                evidence(cfg, f, coverage, graph_steps.get(&f.key), &evidence_paths)
-                    .or_else(|| context(cfg, f, coverage))
-            else {
+            let matched_n = d.as_ref().map_or(0, |d| d.matched_terms.len());
+            let Some(mut why) = evidence(
+                cfg,
+                f,
+                coverage,
+                matched_n,
+                graph_steps.get(&f.key),
+                &evidence_paths,
+            )
+            .or_else(|| context(cfg, f, coverage)) else {
                 continue;
             };
             // "Who is Bruno": when the question is about a name, a memory that neither
@@ -659,7 +729,12 @@ impl Engine {
                     .map(|d| d.matched_terms.as_slice())
                     .unwrap_or_default();
                 let named = f.arms.contains_key("entities") || anchor.mentions(matched);
-                let anchored = named && anchor.rest_share(matched) >= cfg.entity_anchor;
+                let cue_says = f
+                    .arms
+                    .get("cues")
+                    .is_some_and(|(c, _)| *c >= cfg.anchor_cue);
+                let anchored =
+                    named && (anchor.rest_share(matched) >= cfg.entity_anchor || cue_says);
                 if anchored {
                     why.push_str("+anchored");
                 } else if anchor.soft {
@@ -881,6 +956,7 @@ fn evidence(
     cfg: &RetrieveConfig,
     f: &Fused,
     coverage: f64,
+    matched_terms: usize,
     step: Option<&GraphStep>,
     evidence_so_far: &[String],
 ) -> Option<String> {
@@ -890,7 +966,12 @@ fn evidence(
             other => f.arms.get(other).map(|(s, _)| *s),
         }
     };
+    // All of a query's terms (coverage 1) is as good as several of them.
+    let lexical_strong_allowed = matched_terms >= cfg.lexical_min_terms || coverage >= 0.999;
     for arm in ["cues", "bodies", "lexical", "entities"] {
+        if arm == "lexical" && !lexical_strong_allowed {
+            continue;
+        }
         if raw(arm).is_some_and(|s| s >= cfg.evidence.strong.get(arm)) {
             return Some(format!("strong:{arm}"));
         }
@@ -927,10 +1008,10 @@ mod tests {
         let strong_cue = cfg.evidence.strong.cues;
         let weak_cue = cfg.evidence.weak.cues;
         let weak_body = cfg.evidence.weak.bodies;
-        assert!(evidence(&cfg, &fused(&[("cues", strong_cue)]), 0.0, None, &[]).is_some());
+        assert!(evidence(&cfg, &fused(&[("cues", strong_cue)]), 0.0, 2, None, &[]).is_some());
         let one_weak = fused(&[("cues", weak_cue)]);
         assert!(
-            evidence(&cfg, &one_weak, 0.0, None, &[]).is_none(),
+            evidence(&cfg, &one_weak, 0.0, 2, None, &[]).is_none(),
             "one weak bar is not evidence"
         );
         assert_eq!(
@@ -942,13 +1023,14 @@ mod tests {
             &cfg,
             &fused(&[("cues", weak_cue), ("bodies", weak_body)]),
             0.0,
+            2,
             None,
             &[],
         );
         assert_eq!(both.as_deref(), Some("weak:cues+bodies"));
         let strong_lex = cfg.evidence.strong.lexical;
         assert!(
-            evidence(&cfg, &fused(&[("lexical", 12.0)]), strong_lex, None, &[]).is_some(),
+            evidence(&cfg, &fused(&[("lexical", 12.0)]), strong_lex, 2, None, &[]).is_some(),
             "enough of the query's terms"
         );
         assert!(
@@ -956,6 +1038,7 @@ mod tests {
                 &cfg,
                 &fused(&[("lexical", 12.0)]),
                 strong_lex * 0.9,
+                2,
                 None,
                 &[]
             )
@@ -963,7 +1046,15 @@ mod tests {
             "BM25 itself is not the bar"
         );
         assert!(
-            evidence(&cfg, &fused(&[("entities", 5.0)]), 0.0, None, &[]).is_none(),
+            evidence(&cfg, &fused(&[("lexical", 12.0)]), 0.6, 1, None, &[]).is_none(),
+            "one shared word of several is not enough on its own"
+        );
+        assert!(
+            evidence(&cfg, &fused(&[("lexical", 12.0)]), 1.0, 1, None, &[]).is_some(),
+            "a one-word query fully matched is"
+        );
+        assert!(
+            evidence(&cfg, &fused(&[("entities", 5.0)]), 0.0, 2, None, &[]).is_none(),
             "an entity alone is not enough"
         );
         assert!(
@@ -976,9 +1067,9 @@ mod tests {
             label: None,
         };
         let g = fused(&[("graph", 0.01), ("entities", 1.0)]);
-        assert!(evidence(&cfg, &g, 0.0, Some(&step), &["facts/b.md".into()]).is_some());
+        assert!(evidence(&cfg, &g, 0.0, 2, Some(&step), &["facts/b.md".into()]).is_some());
         assert!(
-            evidence(&cfg, &g, 0.0, Some(&step), &[]).is_none(),
+            evidence(&cfg, &g, 0.0, 2, Some(&step), &[]).is_none(),
             "a neighbour of a non-evidence hit is not evidence"
         );
     }

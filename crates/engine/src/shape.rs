@@ -80,6 +80,73 @@ pub fn asks_about_past(query: &str) -> bool {
         || has_seq(&ws, &["use", "to"])
 }
 
+/// The reference point of a "before X" / "after X" question: the words naming X
+/// ("where did I work before Acme" → `["acme"]`). The memory about X is where the
+/// question starts from, not its answer, so the read path demotes it (an empty
+/// result means the question names no reference).
+pub fn temporal_reference(query: &str) -> Vec<String> {
+    let ws = words(query);
+    let Some(at) = ws
+        .iter()
+        .position(|w| matches!(w.as_str(), "before" | "after" | "until" | "since" | "prior"))
+    else {
+        return Vec::new();
+    };
+    let mut rest: Vec<String> = ws[at + 1..].to_vec();
+    // "prior to X", "before joining X", "after leaving X": skip the link words.
+    while rest
+        .first()
+        .is_some_and(|w| matches!(w.as_str(), "to" | "i" | "we" | "my" | "the" | "a" | "an"))
+        || rest
+            .first()
+            .is_some_and(|w| w.ends_with("ing") && rest.len() > 1)
+    {
+        rest.remove(0);
+    }
+    rest.retain(|w| !REFERENCE_NOISE.contains(&w.as_str()));
+    rest
+}
+
+/// Words after "before" that do not name the reference ("before that", "before now").
+const REFERENCE_NOISE: &[&str] = &[
+    "that", "this", "then", "now", "it", "i", "we", "you", "he", "she", "they", "was", "were",
+    "is", "did", "do", "had", "have", "the", "a", "an", "my", "to", "and", "or",
+];
+
+/// The tier a question's form asks for, if it says: "what happened" asks for an
+/// incident, "how do I" for a skill, "should I" for a rule, "how much/many" for a
+/// fact. `None` for every other form (no tier is preferred).
+pub fn tier_hint(query: &str) -> Option<gitloom_model::Tier> {
+    use gitloom_model::Tier;
+    let ws = words(query);
+    let first = ws.first().map(String::as_str);
+    if has_seq(&ws, &["what", "happened"])
+        || has_seq(&ws, &["what", "went", "wrong"])
+        || ["incident", "outage", "broke", "crashed", "failed"]
+            .iter()
+            .any(|w| has(&ws, w))
+    {
+        return Some(Tier::Incidents);
+    }
+    if has_seq(&ws, &["how", "do", "i"])
+        || has_seq(&ws, &["how", "to"])
+        || has_seq(&ws, &["how", "can", "i"])
+        || has_seq(&ws, &["how", "should", "i"])
+    {
+        return Some(Tier::Skills);
+    }
+    if first == Some("should")
+        || has_seq(&ws, &["am", "i", "allowed"])
+        || has_seq(&ws, &["is", "it", "ok"])
+    {
+        return Some(Tier::Rules);
+    }
+    if has_seq(&ws, &["how", "much"]) || has_seq(&ws, &["how", "many"]) {
+        return Some(Tier::Facts);
+    }
+    None
+}
+
 const MONTHS: &[&str] = &[
     "january",
     "february",

@@ -111,6 +111,54 @@ fn probe_behaviours_with_minilm() {
         top(&engine, "where did i work before", 1),
         ["facts/work/acme-robotics.md"]
     );
+    assert_eq!(
+        top(&engine, "where was i working before acme", 1),
+        ["facts/work/helio-vision.md"],
+        "the memory naming the reference point (Acme) is where the question starts, not its answer"
+    );
+    assert_eq!(
+        top(&engine, "how long did i last at acme robotics", 1),
+        ["facts/work/acme-robotics.md"],
+        "a near-paraphrase cue anchors a memory that names the entity"
+    );
+    // One shared word of several is no evidence: nothing in the store has a blood type.
+    let blood = engine
+        .retrieve(&RetrieveRequest::new("what is my blood type"))
+        .expect("retrieve");
+    assert!(
+        blood.abstained,
+        "{:?}",
+        blood.hits.iter().map(|h| &h.path).collect::<Vec<_>>()
+    );
+    // "RTX 5090" finds the entity "NVIDIA GeForce RTX 5090" by the tail of its name.
+    let rtx = engine
+        .retrieve(&RetrieveRequest::new("is my rtx 5090 power limited"))
+        .expect("retrieve");
+    assert!(
+        rtx.hits.iter().any(|h| h.arms.contains_key("entities")),
+        "{:?}",
+        rtx.hits
+            .iter()
+            .map(|h| (&h.path, &h.arms))
+            .collect::<Vec<_>>()
+    );
+    // A relative date counts back from when the question is asked.
+    let asked = "2026-08-20T12:00:00Z"
+        .parse::<jiff::Timestamp>()
+        .expect("timestamp")
+        .as_second();
+    let r = engine
+        .retrieve(&RetrieveRequest {
+            now: Some(asked),
+            ..RetrieveRequest::new("what went wrong with my pc last friday")
+        })
+        .expect("retrieve");
+    let psu = r
+        .hits
+        .iter()
+        .find(|h| h.path == "incidents/hardware/psu-shutdown-2026-08-14.md")
+        .expect("the PSU incident is returned");
+    assert!(psu.priors.contains(&"when".to_owned()), "{:?}", psu.priors);
     let diet = top(&engine, "was i always non vegetarian", 5);
     for p in ["facts/diet/vegetarian.md", "facts/diet/pescatarian.md"] {
         assert!(diet.contains(&p.to_owned()), "{p} missing from {diet:?}");

@@ -63,13 +63,19 @@ impl Backend for EngineBackend {
         self.corpus
     }
 
-    fn query(&mut self, query: &str, limit: usize) -> Result<QueryResult, EvalError> {
+    fn query(
+        &mut self,
+        query: &str,
+        limit: usize,
+        asked_at: Option<i64>,
+    ) -> Result<QueryResult, EvalError> {
         let (_, engine) = self
             .current
             .as_ref()
             .ok_or_else(|| EvalError::backend("query before load"))?;
         let req = RetrieveRequest {
             explain: self.explain,
+            now: asked_at,
             ..RetrieveRequest::new(query).with_limit(limit)
         };
         let r = engine.retrieve(&req).map_err(EvalError::backend)?;

@@ -87,8 +87,14 @@ pub trait Backend {
     fn load(&mut self, docs: Vec<Doc>) -> Result<(), EvalError>;
     /// Number of memories in the current store.
     fn corpus_size(&self) -> usize;
-    /// Ranked hits for `query`, at most `limit`.
-    fn query(&mut self, query: &str, limit: usize) -> Result<QueryResult, EvalError>;
+    /// Ranked hits for `query`, at most `limit`, asked at `asked_at` (seconds since the
+    /// epoch; `None` = now).
+    fn query(
+        &mut self,
+        query: &str,
+        limit: usize,
+        asked_at: Option<i64>,
+    ) -> Result<QueryResult, EvalError>;
 }
 
 /// Everything that can go wrong in the harness. Data errors name the file and the problem.

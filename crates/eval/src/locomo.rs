@@ -365,6 +365,7 @@ fn load_conversation(
             query: q.question,
             shape: shape.to_owned(),
             label,
+            asked_at: None,
         });
     }
     Ok(Group {

@@ -227,6 +227,12 @@ pub fn build(
         query: inst.question.clone(),
         shape: inst.question_type.clone(),
         label,
+        asked_at: inst
+            .question_date
+            .as_deref()
+            .and_then(parse_date)
+            .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+            .map(|t| t.as_second()),
     };
     Ok(Group {
         id: qid.clone(),

@@ -145,6 +145,7 @@ pub fn load(
             id: q.id,
             query: q.query,
             shape: q.shape,
+            asked_at: None,
         })
         .collect();
     Ok(Dataset {

@@ -91,6 +91,9 @@ pub struct EvalQuery {
     pub query: String,
     pub shape: String,
     pub label: Label,
+    /// When the question is asked (seconds since the epoch), where the dataset says:
+    /// relative dates in it ("four weeks ago") count back from here.
+    pub asked_at: Option<i64>,
 }
 
 /// One store's worth: the docs to load and the queries to ask it.
@@ -245,7 +248,7 @@ pub fn run_dataset(
         let corpus_size = backend.corpus_size();
         for q in &group.queries {
             let r = backend
-                .query(&q.query, fetch)
+                .query(&q.query, fetch, q.asked_at)
                 .map_err(|e| EvalError::Backend(format!("query {} ({:?}): {e}", q.id, q.query)))?;
             if let Some((path, w)) = log.as_mut() {
                 let line = LogLine {
@@ -347,7 +350,12 @@ pub(crate) mod testing {
         fn corpus_size(&self) -> usize {
             self.docs.len()
         }
-        fn query(&mut self, query: &str, limit: usize) -> Result<QueryResult, EvalError> {
+        fn query(
+            &mut self,
+            query: &str,
+            limit: usize,
+            _asked_at: Option<i64>,
+        ) -> Result<QueryResult, EvalError> {
             let q = words(query);
             let mut scored: Vec<(usize, &str)> = self
                 .docs

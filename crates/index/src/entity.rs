@@ -53,6 +53,13 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
         .conn
         .prepare_cached("SELECT id, name, kind FROM entities WHERE folded = ?1")
         .map_err(idx.err(op))?;
+    let mut tail = idx
+        .conn
+        .prepare_cached(
+            "SELECT e.id, e.name, e.kind FROM entity_keys k JOIN entities e ON e.id = k.entity_id
+             WHERE k.key = ?1 ORDER BY e.folded",
+        )
+        .map_err(idx.err(op))?;
     let mut first_name = idx
         .conn
         .prepare_cached(
@@ -83,6 +90,13 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
                 .map_err(idx.err(op))?
                 .collect::<Result<_, _>>()
                 .map_err(idx.err(op))?;
+            if found.is_empty() && n > 1 {
+                found = tail
+                    .query_map([&gram], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .map_err(idx.err(op))?
+                    .collect::<Result<_, _>>()
+                    .map_err(idx.err(op))?;
+            }
             if found.is_empty() && n == 1 {
                 // "arjun " < folded < "arjun!" selects names starting with the word.
                 found = first_name

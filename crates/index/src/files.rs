@@ -148,7 +148,7 @@ pub(crate) fn paths(idx: &Index) -> Result<Vec<String>, IndexError> {
 
 /// What the read path's priors need to know about one file: cheap to ask for the
 /// head of every answer (no body, cues or sections are read).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PriorFacts {
     /// Another memory names this one in `supersedes`.
     pub superseded: bool,
@@ -157,6 +157,10 @@ pub struct PriorFacts {
     pub confidence: Option<f64>,
     /// `updated`, else `created`, as seconds since the epoch.
     pub updated: Option<i64>,
+    pub title: String,
+    /// The memory carries dates of its own: `timeline:` assertions or a validity
+    /// interval (`valid_from`/`valid_to`).
+    pub dated: bool,
 }
 
 pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>, IndexError> {
@@ -166,7 +170,9 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
         .prepare_cached(
             "SELECT valid_to_unix, confidence,
                     EXISTS (SELECT 1 FROM links WHERE resolved = ?1 AND kind = 'supersedes'),
-                    coalesce(updated_unix, created_unix)
+                    coalesce(updated_unix, created_unix), title,
+                    valid_from_unix IS NOT NULL OR valid_to_unix IS NOT NULL
+                    OR EXISTS (SELECT 1 FROM timeline WHERE path = ?1)
              FROM files WHERE path = ?1",
         )
         .map_err(idx.err(op))?;
@@ -176,8 +182,37 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
             confidence: r.get(1)?,
             superseded: r.get(2)?,
             updated: r.get(3)?,
+            title: r.get(4)?,
+            dated: r.get(5)?,
         })
     })
     .optional()
     .map_err(idx.err(op))
+}
+
+/// Whether a file carries a date in `[start, end)` (seconds since the epoch): its
+/// `created`, `updated` or `valid_from`, or a `timeline:` assertion.
+pub(crate) fn dated_within(
+    idx: &Index,
+    path: &str,
+    start: i64,
+    end: i64,
+) -> Result<bool, IndexError> {
+    let op = "dated within";
+    let mut st = idx
+        .conn
+        .prepare_cached(
+            "SELECT (created_unix >= ?2 AND created_unix < ?3)
+                 OR (updated_unix >= ?2 AND updated_unix < ?3)
+                 OR (valid_from_unix >= ?2 AND valid_from_unix < ?3)
+                 OR EXISTS (SELECT 1 FROM timeline
+                            WHERE path = ?1 AND date_unix >= ?2 AND date_unix < ?3)
+             FROM files WHERE path = ?1",
+        )
+        .map_err(idx.err(op))?;
+    let found: Option<Option<bool>> = st
+        .query_row(rusqlite::params![path, start, end], |r| r.get(0))
+        .optional()
+        .map_err(idx.err(op))?;
+    Ok(found.flatten().unwrap_or(false))
 }

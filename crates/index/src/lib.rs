@@ -176,6 +176,12 @@ impl Index {
         files::prior_facts(self, path)
     }
 
+    /// Whether a file is dated inside `[start, end)` (seconds since the epoch), by its
+    /// own dates or a timeline assertion; the read path's `when` prior.
+    pub fn dated_within(&self, path: &str, start: i64, end: i64) -> Result<bool, IndexError> {
+        files::dated_within(self, path, start, end)
+    }
+
     /// One file's metadata, or `None` if it is not indexed.
     pub fn file(&self, path: &str) -> Result<Option<FileRow>, IndexError> {
         files::file(self, path)

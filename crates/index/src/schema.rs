@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::{Bm25Weights, Index, IndexError, IndexedState, OpenStatus};
 
 /// Bumped on any change to the layout below; a mismatch on open resets the index.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Every table [`open`] expects to find in a reused index.
 const TABLES: &[&str] = &[
@@ -105,6 +105,11 @@ CREATE TABLE entities (
     name TEXT NOT NULL,
     kind TEXT
 );
+-- Shorter keys an entity is also found by: the multi-word tails of its name
+-- ("rtx 5090" and "geforce rtx 5090" for "NVIDIA GeForce RTX 5090").
+CREATE TABLE entity_keys (key TEXT NOT NULL, entity_id INTEGER NOT NULL,
+    PRIMARY KEY (key, entity_id)) WITHOUT ROWID;
+CREATE INDEX entity_keys_entity ON entity_keys (entity_id);
 CREATE TABLE mentions (entity_id INTEGER NOT NULL, path TEXT NOT NULL, role TEXT,
     PRIMARY KEY (entity_id, path)) WITHOUT ROWID;
 CREATE INDEX mentions_path ON mentions (path);

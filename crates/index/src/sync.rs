@@ -58,7 +58,7 @@ pub struct ApplyStats {
 
 const CLEAR_ALL: &str = "
 DELETE FROM files; DELETE FROM fts; DELETE FROM sections; DELETE FROM sections_fts;
-DELETE FROM cues; DELETE FROM links; DELETE FROM entities; DELETE FROM mentions;
+DELETE FROM cues; DELETE FROM links; DELETE FROM entities; DELETE FROM entity_keys; DELETE FROM mentions;
 DELETE FROM timeline; DELETE FROM topics; DELETE FROM problems;";
 
 pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, IndexError> {
@@ -333,6 +333,11 @@ fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rus
                  RETURNING id",
             )?
             .query_row(params![folded, ent.name, ent.kind], |r| r.get(0))?;
+        let words: Vec<&str> = folded.split(' ').collect();
+        for start in 1..words.len().saturating_sub(1) {
+            c.prepare_cached("INSERT OR IGNORE INTO entity_keys (key, entity_id) VALUES (?1, ?2)")?
+                .execute(params![words[start..].join(" "), eid])?;
+        }
         c.prepare_cached(
             "INSERT OR REPLACE INTO mentions (entity_id, path, role) VALUES (?1, ?2, ?3)",
         )?
@@ -355,6 +360,13 @@ fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rus
 }
 
 fn gc_entities(c: &Connection, touched: &HashSet<i64>) -> rusqlite::Result<()> {
+    let mut keys = c.prepare_cached(
+        "DELETE FROM entity_keys WHERE entity_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = ?1)",
+    )?;
+    for id in touched {
+        keys.execute([id])?;
+    }
     let mut st = c.prepare_cached(
         "DELETE FROM entities WHERE id = ?1
            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = ?1)",

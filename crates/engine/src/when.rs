@@ -1,0 +1,234 @@
+//! Relative dates in questions: "four weeks ago", "last Friday", "the past weekend",
+//! "yesterday" point at a span of days counted back from the moment the question is
+//! asked. The read path favours memories dated inside that span (the `when` prior).
+//!
+//! Only expressions that name a span a few days wide are read; "last year" or
+//! "recently" would favour a large share of any store and pick nothing out.
+
+use jiff::civil::{Date, Weekday};
+use jiff::{Timestamp, ToSpan, tz::TimeZone};
+
+/// A span of days, `[start, end)` in seconds since the epoch (UTC days).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: i64,
+    pub end: i64,
+}
+
+/// The span a question points at, asked at `now`, if it names one.
+pub fn relative_window(query: &str, now: Timestamp) -> Option<Window> {
+    let today = now.to_zoned(TimeZone::UTC).date();
+    let ws: Vec<String> = query
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let w = |i: usize| ws.get(i).map(String::as_str).unwrap_or("");
+    for i in 0..ws.len() {
+        match w(i) {
+            "yesterday" => return days(today, 1, 1, 0),
+            "ago" if i >= 2 => {
+                let Some(n) = number(w(i - 2)) else { continue };
+                return match w(i - 1) {
+                    "day" | "days" => days(today, n, n, (n / 7).max(1)),
+                    "week" | "weeks" => days(today, 7 * n, 7 * n, 3 + n),
+                    "month" | "months" => days(today, 30 * n, 30 * n, 7 + 3 * n),
+                    _ => continue,
+                };
+            }
+            "in" | "during" => {
+                if let Some(m) = month(w(i + 1)) {
+                    let year = w(i + 2)
+                        .parse::<i16>()
+                        .ok()
+                        .filter(|y| (1000..=9999).contains(y));
+                    return month_span(today, m, year);
+                }
+            }
+            "last" | "past" => {
+                let next = w(i + 1);
+                if next == "weekend" {
+                    // The most recent Saturday before today, and the Sunday after it.
+                    let sat = before(today, Weekday::Saturday)?;
+                    let back = (today - sat).get_days() as i64;
+                    return days(today, back, back - 1, 1);
+                }
+                if next == "week" {
+                    return days(today, 13, 1, 0);
+                }
+                if let Some(day) = weekday(next) {
+                    let d = before(today, day)?;
+                    let back = (today - d).get_days() as i64;
+                    return days(today, back, back, 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Month `m` (1–12) as a window: of
+/// `year`, when the question names it, else the latest such month.
+fn month_span(today: Date, m: i8, year: Option<i16>) -> Option<Window> {
+    let year = year.unwrap_or(if m > today.month() {
+        today.year() - 1
+    } else {
+        today.year()
+    });
+    let first = Date::new(year, m, 1).ok()?;
+    let next = first.checked_add(1.months()).ok()?;
+    Some(Window {
+        start: midnight(first)?,
+        end: midnight(next)?,
+    })
+}
+
+fn month(w: &str) -> Option<i8> {
+    const NAMES: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    NAMES
+        .iter()
+        .position(|n| *n == w || (w.len() == 3 && n.starts_with(w)))
+        .map(|i| i as i8 + 1)
+}
+
+/// `from` to `to` days back from today (from ≥ to), widened by `slack` days on both
+/// sides: people say "four weeks ago" of something 26 or 31 days back.
+fn days(today: Date, from: i64, to: i64, slack: i64) -> Option<Window> {
+    let start = today.checked_sub((from + slack).days()).ok()?;
+    let end = today.checked_sub((to - slack - 1).days()).ok()?;
+    Some(Window {
+        start: midnight(start)?,
+        end: midnight(end)?.min(midnight(today.checked_add(1.days()).ok()?)?),
+    })
+}
+
+fn midnight(d: Date) -> Option<i64> {
+    d.to_zoned(TimeZone::UTC)
+        .ok()
+        .map(|z| z.timestamp().as_second())
+}
+
+/// The latest `day` strictly before `today`.
+fn before(today: Date, day: Weekday) -> Option<Date> {
+    let mut d = today.checked_sub(1.days()).ok()?;
+    while d.weekday() != day {
+        d = d.checked_sub(1.days()).ok()?;
+    }
+    Some(d)
+}
+
+fn weekday(w: &str) -> Option<Weekday> {
+    Some(match w {
+        "monday" => Weekday::Monday,
+        "tuesday" => Weekday::Tuesday,
+        "wednesday" => Weekday::Wednesday,
+        "thursday" => Weekday::Thursday,
+        "friday" => Weekday::Friday,
+        "saturday" => Weekday::Saturday,
+        "sunday" => Weekday::Sunday,
+        _ => return None,
+    })
+}
+
+fn number(w: &str) -> Option<i64> {
+    if let Ok(n) = w.parse::<i64>() {
+        return (1..=366).contains(&n).then_some(n);
+    }
+    Some(match w {
+        "a" | "an" | "one" => 1,
+        "two" | "couple" => 2,
+        "three" | "few" => 3,
+        "four" => 4,
+        "five" => 5,
+        "six" => 6,
+        "seven" => 7,
+        "eight" => 8,
+        "nine" => 9,
+        "ten" => 10,
+        "eleven" => 11,
+        "twelve" => 12,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(date: &str) -> Timestamp {
+        format!("{date}T15:00:00Z").parse().expect("test timestamp")
+    }
+
+    fn span(q: &str, now: &str) -> Option<(String, String)> {
+        relative_window(q, at(now)).map(|w| {
+            let d = |s: i64| {
+                Timestamp::from_second(s)
+                    .expect("in range")
+                    .to_zoned(TimeZone::UTC)
+                    .date()
+                    .to_string()
+            };
+            (d(w.start), d(w.end - 1))
+        })
+    }
+
+    #[test]
+    fn reads_spans_counted_back() {
+        // 2023-05-30 is a Tuesday.
+        let p = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
+        assert_eq!(
+            span("what did I buy yesterday", "2023-05-30"),
+            p("2023-05-29", "2023-05-29")
+        );
+        assert_eq!(
+            span("what did I mention 5 days ago?", "2023-05-30"),
+            p("2023-05-24", "2023-05-26")
+        );
+        assert_eq!(
+            span("the milestone I mentioned four weeks ago", "2023-05-30"),
+            p("2023-04-25", "2023-05-09")
+        );
+        assert_eq!(
+            span("the artist I started on last Friday", "2023-05-30"),
+            p("2023-05-25", "2023-05-27")
+        );
+        assert_eq!(
+            span("which bike did I service the past weekend", "2023-05-30"),
+            p("2023-05-26", "2023-05-29")
+        );
+        assert_eq!(span("where did I work before Acme", "2023-05-30"), None);
+        assert_eq!(
+            span("how many appointments did I go to in March?", "2023-05-30"),
+            p("2023-03-01", "2023-03-31")
+        );
+        assert_eq!(
+            span("what happened to my pc in august", "2023-05-30"),
+            p("2022-08-01", "2022-08-31"),
+            "the latest August, not a future one"
+        );
+        assert_eq!(
+            span("where was I in may 2021", "2023-05-30"),
+            p("2021-05-01", "2021-05-31")
+        );
+        assert_eq!(
+            span("how many years ago", "2023-05-30"),
+            None,
+            "too wide to pick anything out"
+        );
+    }
+}
