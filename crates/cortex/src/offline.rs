@@ -824,8 +824,23 @@ fn build_fact(
     if u.skill {
         cues.extend(["how do I do this", "what are the steps"].map(String::from));
     }
+    // At least three keys: pad with generic questions about the topic.
+    let t = topic
+        .rsplit('/')
+        .next()
+        .unwrap_or("general")
+        .replace('-', " ");
     let mut seen = BTreeSet::new();
     cues.retain(|c| seen.insert(c.to_lowercase()));
+    for pad in [
+        format!("what do I know about my {t}"),
+        format!("what did I say about {t}"),
+        format!("what do I know about {subject}"),
+    ] {
+        if cues.len() < 3 && seen.insert(pad.to_lowercase()) {
+            cues.push(pad);
+        }
+    }
     cues.truncate(6);
     let mut timeline: Vec<Dated> = u
         .dates
