@@ -33,11 +33,11 @@ mod reconcile;
 mod session;
 pub mod text;
 
-pub use answer::{Answer, AnswerEvidence, answer};
+pub use answer::{ANSWER_PROMPT, Answer, AnswerEvidence, answer};
 pub use error::CortexError;
 pub use extract::{ExtractContext, Extractor, Fact, FactEntity, Judgement, Verdict};
 pub use ingest::{Flagged, IngestOptions, IngestProgress, IngestReport, SessionReport, ingest};
-pub use model::ModelExtractor;
+pub use model::{EXTRACT_PROMPT, ModelExtractor, RECONCILE_PROMPT};
 pub use offline::OfflineExtractor;
 pub use session::{Message, Session, parse_sessions};
 

@@ -1,0 +1,285 @@
+//! The model path against a real HTTP server on 127.0.0.1 that speaks the
+//! chat-completions wire format and replays scripted replies: a 429, a timeout,
+//! malformed JSON, then a valid answer.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gitloom_cortex::llm::{ChatClient, ChatConfig};
+use gitloom_cortex::{IngestOptions, ModelExtractor, answer, ingest, parse_sessions};
+use gitloom_engine::{EmbedderChoice, Engine, EngineOptions};
+use serde_json::{Value, json};
+
+/// One scripted reply.
+#[derive(Clone)]
+enum Reply {
+    /// Status and raw body.
+    Http(u16, String),
+    /// Read the request, then say nothing until the client gives up.
+    Hang,
+    /// A chat completion whose message content is this text.
+    Content(String),
+}
+
+struct Server {
+    url: String,
+    /// Each request's headers (lowercased names) and JSON body.
+    seen: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+fn read_request(stream: &mut TcpStream) -> Option<(String, Value)> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut headers = String::new();
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().ok()?;
+        }
+        headers.push_str(&line.to_lowercase());
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    Some((headers, serde_json::from_slice(&body).ok()?))
+}
+
+fn respond(stream: &mut TcpStream, status: u16, body: &str, extra: &str) {
+    let reason = if status == 200 { "OK" } else { "Scripted" };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+        body.len()
+    );
+    let _ = stream.flush();
+}
+
+/// Serves `script` in order, one reply per connection (each on its own thread, so
+/// a hanging reply does not hold up the retry behind it); after the script, the
+/// last reply repeats.
+fn serve(script: Vec<Reply>) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for (n, conn) in listener.incoming().enumerate() {
+            let Ok(mut stream) = conn else { continue };
+            let reply = script.get(n).or(script.last()).cloned().expect("a script");
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                let Some(req) = read_request(&mut stream) else {
+                    return;
+                };
+                log.lock().expect("log").push(req);
+                match reply {
+                    Reply::Http(status, body) => {
+                        let extra = if status == 429 {
+                            "Retry-After: 0\r\n"
+                        } else {
+                            ""
+                        };
+                        respond(&mut stream, status, &body, extra);
+                    }
+                    Reply::Hang => {
+                        // Hold the connection open until the client has timed out and closed it.
+                        let mut buf = [0u8; 1];
+                        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                        let _ = stream.read(&mut buf);
+                    }
+                    Reply::Content(text) => {
+                        let body = json!({
+                            "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
+                            "choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": text}}]
+                        });
+                        respond(&mut stream, 200, &body.to_string(), "");
+                    }
+                }
+            });
+        }
+    });
+    Server { url, seen }
+}
+
+fn client(url: &str, retries: u32) -> ChatClient {
+    let mut c = ChatConfig::new(url, "scripted-model");
+    c.api_key_env = Some("GITLOOM_CORTEX_TEST_KEY_UNSET".into());
+    c.timeout = Duration::from_millis(400);
+    c.max_retries = retries;
+    c.backoff = Duration::from_millis(5);
+    ChatClient::new(c).expect("client")
+}
+
+fn store(dir: &Path) -> Engine {
+    Engine::init_with(
+        dir,
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("store")
+}
+
+const SESSION: &str = r#"[{"id": "s1", "date": "2026-07-30", "messages": [
+  {"role": "user", "content": "I accepted an offer from Orbital AI this morning. I start Monday 3 August."},
+  {"role": "assistant", "content": "Congratulations!"}]}]"#;
+
+fn good_facts() -> String {
+    json!({"facts": [{
+        "subject": "Orbital AI", "tier": "facts", "topic": "work",
+        "title": "Works at Orbital AI from 2026-08-03",
+        "body": "User accepted an offer from Orbital AI on 2026-07-30 and starts on 2026-08-03.",
+        "entities": [{"name": "Orbital AI", "kind": "org"}],
+        "cues": ["where do I work", "who is my employer", "when did I start at Orbital AI"],
+        "slot": "employer", "ends_slot": false, "valid_from": "2026-08-03", "valid_to": null,
+        "timeline": [{"date": "2026-08-03", "text": "starts at Orbital AI"}],
+        "confidence": 0.9, "messages": [0], "unresolved": []
+    }]})
+    .to_string()
+}
+
+#[test]
+fn model_extraction_survives_429_timeout_and_malformed_output() {
+    let server = serve(vec![
+        Reply::Http(429, r#"{"error": {"message": "slow down"}}"#.into()),
+        Reply::Hang,
+        Reply::Content("{\"facts\": [ this is not json".into()),
+        Reply::Content(json!({"facts": [{"subject": "x"}]}).to_string()),
+        Reply::Content(good_facts()),
+    ]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(SESSION).expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 4));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(report.errors, 0, "{report:#?}");
+    assert_eq!((report.new, report.commits), (1, 1), "{report:#?}");
+
+    let path = &report.sessions[0].paths[0];
+    let content = engine.get(path, None).expect("written").content;
+    assert!(
+        content.contains("valid_from: 2026-08-03")
+            || content.contains("valid_from: \"2026-08-03\""),
+        "{content}"
+    );
+    assert!(content.contains("where do I work"), "{content}");
+    assert!(
+        content.contains("sessions/2026-07-30/s1.md#m0"),
+        "{content}"
+    );
+
+    let seen = server.seen.lock().expect("log");
+    assert_eq!(
+        seen.len(),
+        5,
+        "429, timeout, malformed, out of schema, good"
+    );
+    let (headers, body) = &seen[0];
+    assert!(
+        headers.starts_with("post /v1/chat/completions "),
+        "{headers}"
+    );
+    assert!(!headers.contains("authorization"), "no key set, none sent");
+    assert_eq!(body["model"], "scripted-model");
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(body["messages"][0]["role"], "system");
+    // The system prompt is the stable, cacheable prefix; the session goes after it.
+    assert_eq!(
+        body["messages"][0]["content"],
+        gitloom_cortex::EXTRACT_PROMPT
+    );
+    assert!(
+        body["messages"][1]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("[m0] user: I accepted"))
+    );
+}
+
+#[test]
+fn output_that_stays_malformed_is_reported_and_never_written() {
+    let server = serve(vec![Reply::Content("not json at all".into())]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(SESSION).expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 2));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(report.errors, 1);
+    let err = &report.sessions[0].errors[0];
+    assert!(
+        err.contains("model output rejected") && err.contains("after 3 attempts"),
+        "{err}"
+    );
+    assert_eq!(server.seen.lock().expect("log").len(), 3);
+    // Only the transcript was committed: nothing invalid, nothing lost.
+    assert_eq!(report.sessions[0].paths, Vec::<String>::new());
+    let tree = engine.tree(None).expect("tree");
+    let listing = serde_json::to_string(&tree).expect("json");
+    assert!(!listing.contains("facts/"), "{listing}");
+    assert!(engine.get("sessions/2026-07-30/s1.md", None).is_ok());
+}
+
+#[test]
+fn a_client_error_is_not_retried() {
+    let server = serve(vec![Reply::Http(
+        401,
+        r#"{"error": {"message": "bad key"}}"#.into(),
+    )]);
+    let err = client(&server.url, 3)
+        .complete(&[gitloom_cortex::llm::ChatMessage::user("hi")], None)
+        .expect_err("401");
+    assert!(err.to_string().contains("HTTP 401"), "{err}");
+    assert_eq!(server.seen.lock().expect("log").len(), 1);
+}
+
+#[test]
+fn answers_cite_memories_and_abstain_without_evidence() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    engine
+        .write(
+            "facts/work/orbital-ai.md",
+            b"---\ntitle: Works at Orbital AI\ncues: [where do I work]\n---\nUser is an ML engineer at Orbital AI.\n",
+            None,
+        )
+        .expect("write");
+    let server = serve(vec![Reply::Content(
+        json!({"answer": "At Orbital AI, as an ML engineer.", "cited": ["facts/work/orbital-ai.md"]}).to_string(),
+    )]);
+    let llm = client(&server.url, 1);
+    let a = answer(&engine, "where do i work", Some(&llm), 5).expect("answer");
+    assert_eq!(a.text.as_deref(), Some("At Orbital AI, as an ML engineer."));
+    assert_eq!(a.cited, vec!["facts/work/orbital-ai.md"]);
+    assert!(!a.abstained && !a.evidence.is_empty());
+    // No model: only the evidence.
+    let a = answer(&engine, "where do i work", None, 5).expect("answer");
+    assert!(a.text.is_none() && a.evidence[0].path == "facts/work/orbital-ai.md");
+    // Nothing relevant: abstain, and the model is not asked.
+    let before = server.seen.lock().expect("log").len();
+    let a = answer(&engine, "what is my favourite volcano", Some(&llm), 5).expect("answer");
+    assert!(a.abstained && a.cited.is_empty(), "{a:?}");
+    assert_eq!(server.seen.lock().expect("log").len(), before);
+}
