@@ -191,9 +191,8 @@ pub fn ingest(
             });
         }
         drop(tx);
-        let mut done = 0;
-        for (i, r) in rx {
-            done += 1;
+        for (n, (i, r)) in rx.into_iter().enumerate() {
+            let done = n + 1;
             progress(IngestProgress {
                 stage: "extracted",
                 session: order[i].id.clone(),

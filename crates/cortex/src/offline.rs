@@ -689,10 +689,9 @@ impl Extractor for OfflineExtractor {
                     if u.employer_start
                         && u.start_date.is_some()
                         && has_phrase(&lower, &["start", "starting", "begin"])
+                        && let Some(f) = found.iter().find(|f| !f.coarse)
                     {
-                        if let Some(f) = found.iter().find(|f| !f.coarse) {
-                            u.start_date = Some(f.date.to_string());
-                        }
+                        u.start_date = Some(f.date.to_string());
                     }
                 }
                 for s in &spots {
@@ -859,14 +858,13 @@ fn build_fact(
     }
     tags.dedup();
     let mut entities = u.entities;
-    if let Some(s) = &u.subject {
-        if let Some(i) = entities
+    if let Some(s) = &u.subject
+        && let Some(i) = entities
             .iter()
             .position(|e| fold_name(&e.name) == fold_name(&s.name))
-        {
-            let e = entities.remove(i);
-            entities.insert(0, e);
-        }
+    {
+        let e = entities.remove(i);
+        entities.insert(0, e);
     }
     let _ = anchor;
     Fact {
