@@ -145,10 +145,15 @@ fn weekday_rel(anchor: Date, which: &str, wd: Weekday) -> Date {
 /// added when it was left out.
 pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
     let mut found = Vec::new();
+    // "8 October … the morning of the 9th": a bare day takes the month said before it.
+    let mut month: Option<Date> = None;
     let out = RE.replace_all(text, |c: &Captures| {
         let whole = c.get(0).map_or("", |m| m.as_str()).to_owned();
-        match interpret(c, anchor) {
+        match interpret(c, anchor, month) {
             Some((date, coarse, rewrite)) => {
+                if c.name("yr").is_none() && c.name("the_n").is_none() {
+                    month = Some(date);
+                }
                 found.push(Found { date, coarse });
                 rewrite.unwrap_or(whole)
             }
@@ -158,7 +163,11 @@ pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
     (out.into_owned(), found)
 }
 
-fn interpret(c: &Captures, anchor: Date) -> Option<(Date, bool, Option<String>)> {
+fn interpret(
+    c: &Captures,
+    anchor: Date,
+    month: Option<Date>,
+) -> Option<(Date, bool, Option<String>)> {
     let g = |n: &str| c.name(n).map(|m| m.as_str());
     if let Some(iso) = g("iso") {
         return iso.parse::<Date>().ok().map(|d| (d, false, None));
@@ -289,6 +298,10 @@ fn interpret(c: &Captures, anchor: Date) -> Option<(Date, bool, Option<String>)>
     }
     if let Some(n) = g("the_n") {
         let day: i8 = n.parse().ok()?;
+        if let Some(m) = month {
+            let date = Date::new(m.year(), m.month(), day).ok()?;
+            return Some((date, false, Some(format!("{date}"))));
+        }
         let this_month = Date::new(anchor.year(), anchor.month(), day).ok();
         let date = match this_month {
             Some(d) if d <= anchor => d,
@@ -346,6 +359,11 @@ mod tests {
         assert_eq!(f[0].date, d("2026-05-19"));
         let (_, f) = resolve("I got her on 8 November last year", d("2026-05-20"));
         assert_eq!(f[0].date, d("2025-11-08"));
+        let (t, _) = resolve(
+            "out 8 October, landing the morning of the 9th",
+            d("2026-07-02"),
+        );
+        assert_eq!(t, "out 8 October 2026, landing the morning of 2026-10-09");
         let (t, _) = resolve("two weeks ago", d("2026-06-15"));
         assert_eq!(t, "around 2026-06-01");
         let (_, f) = resolve("born 14 March 1994, in Berlin since March 2022", a);

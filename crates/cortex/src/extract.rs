@@ -93,6 +93,10 @@ impl Fact {
 pub struct ExtractContext {
     pub topics: Vec<String>,
     pub known: Vec<FactEntity>,
+    /// All user text of the run (every session), so a name capitalised in one
+    /// session is recognised at the start of a sentence in another, although
+    /// sessions are extracted in parallel.
+    pub run_text: std::sync::Arc<String>,
 }
 
 /// A reconciliation verdict.

@@ -575,6 +575,7 @@ impl Extractor for OfflineExtractor {
         for k in &ctx.known {
             lex.add_known(&k.name, k.kind.clone());
         }
+        lex.learn(&ctx.run_text);
         for (_, m) in session.user_messages() {
             lex.learn(&m.content);
         }
@@ -623,9 +624,50 @@ impl Extractor for OfflineExtractor {
                 });
                 let pronoun_start = BACK_PRONOUNS.contains(&first.as_str());
                 let first_person = words.iter().any(|w| FIRST_PERSON.contains(&w.as_str()));
-                let back_ref = words.iter().any(|w| BACK_PRONOUNS.contains(&w.as_str()))
+                // A pronoun refers back only if it comes before any name the sentence gives
+                // ("…first job at Helio Vision, they make drones": "they" is Helio Vision).
+                let first_name_at = spots.first().map_or(usize::MAX, |s| s.at);
+                let back_ref = words
+                    .iter()
+                    .take(first_name_at)
+                    .any(|w| BACK_PRONOUNS.contains(&w.as_str()))
                     || lower.contains("each other");
                 let carry = last_in_msg.or(if pronoun_start { last } else { None });
+
+                let sentence_topic = categorise(&sentence).map(|c| c.topic);
+                let we = words
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "we" | "we're" | "we'll" | "us" | "our"));
+                // A name is what the sentence is about when it opens the sentence, when the
+                // user says something about it, or when there is nothing to continue.
+                let strong = strong.filter(|s| {
+                    s.at <= 1
+                        || first_person
+                        || carry.is_none()
+                        || s.kind.as_deref() == Some("person")
+                });
+                // After "at"/"from"/"with" only a named org, person or pet, or an
+                // employer phrase ("offer from X", "last day at X"), makes a subject.
+                let weak = weak.filter(|s| {
+                    let employment = sentence.find(s.name.as_str()).is_some_and(|pos| {
+                        EMPLOYER_START.is_match(&sentence[..pos])
+                            || EMPLOYER_END.is_match(&sentence[..pos])
+                    });
+                    (employment || matches!(s.kind.as_deref(), Some("org" | "person" | "pet")))
+                        && (carry.is_none() || (first_person && !back_ref))
+                });
+                let continues = |c: usize| {
+                    let u = &units[c];
+                    let person = u
+                        .subject
+                        .as_ref()
+                        .is_some_and(|s| matches!(s.kind.as_deref(), Some("person" | "pet")));
+                    !first_person
+                        || back_ref
+                        || (we && person)
+                        || sentence_topic.is_none()
+                        || sentence_topic == categorise(&u.raw.join(" ")).map(|c| c.topic)
+                };
 
                 let target = if is_rule || is_save {
                     let topic = if is_save { "procedures" } else { "preferences" };
@@ -637,14 +679,12 @@ impl Extractor for OfflineExtractor {
                     find_or_push(&mut units, Unit::new(Some(s.clone()), None))
                 } else if let (true, Some(c)) = (pronoun_start, carry) {
                     c
-                } else if let Some(s) =
-                    weak.filter(|_| !(first_person && carry.is_some() && back_ref))
-                {
+                } else if let Some(s) = weak {
                     find_or_push(&mut units, Unit::new(Some(s.clone()), None))
-                } else if let (false, Some(c)) = (first_person && !back_ref, carry) {
+                } else if let Some(c) = carry.filter(|c| continues(*c)) {
                     c
                 } else if first_person || !spots.is_empty() {
-                    let topic = categorise(&sentence).map_or("general", |c| c.topic);
+                    let topic = sentence_topic.unwrap_or("general");
                     find_or_push(&mut units, Unit::new(None, Some(topic)))
                 } else {
                     // Nothing to attach it to and nobody in it: chatter.
@@ -661,6 +701,12 @@ impl Extractor for OfflineExtractor {
                 } else {
                     text::third_person(&resolved)
                 };
+                // "on 2026-05-29 is my last day" reads as a sentence again.
+                let body_sentence = if sentence.starts_with(char::is_uppercase) {
+                    capitalise(&body_sentence)
+                } else {
+                    body_sentence
+                };
                 if u.sentences.contains(&body_sentence) {
                     continue;
                 }
@@ -674,10 +720,7 @@ impl Extractor for OfflineExtractor {
                         let before = &sentence[..pos];
                         if EMPLOYER_START.is_match(before) {
                             u.employer_start = true;
-                            let start = found
-                                .iter()
-                                .find(|f| !f.coarse && f.date >= anchor)
-                                .map_or(anchor, |f| f.date);
+                            let start = found.first().map_or(anchor, |f| f.date);
                             u.start_date.get_or_insert(start.to_string());
                         }
                         if EMPLOYER_END.is_match(before) {
@@ -738,6 +781,14 @@ impl Extractor for OfflineExtractor {
             facts.push(build_fact(u, unresolved, ctx, anchor));
         }
         Ok(facts)
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
+        _ => s.to_owned(),
     }
 }
 

@@ -285,7 +285,7 @@ const PLACE_PREPS: &[&str] = &[
     "in", "to", "near", "for", "into", "around", "about", "via", "during", "than", "like",
 ];
 /// Prepositions after which a name may still be the subject when nothing better is named.
-const WEAK_PREPS: &[&str] = &["at", "from", "with", "by", "of", "on"];
+const WEAK_PREPS: &[&str] = &["at", "from", "with", "by", "of"];
 const DETERMINERS: &[&str] = &[
     "the", "a", "an", "my", "our", "his", "her", "their", "this", "that",
 ];
