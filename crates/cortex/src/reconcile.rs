@@ -271,7 +271,15 @@ impl<'e> Staged<'e> {
             None => {
                 // A model may name a candidate to merge into; it needs subject agreement.
                 let judged = if fact.unresolved.is_empty() {
-                    let cands = self.candidates(&fact.title)?;
+                    // What the fact says and what it answers: the title, then its first cue.
+                    let mut cands = self.candidates(&fact.title)?;
+                    if let Some(cue) = fact.cues.first() {
+                        for c in self.candidates(cue)? {
+                            if !cands.iter().any(|x| x.path == c.path) {
+                                cands.push(c);
+                            }
+                        }
+                    }
                     extractor
                         .judge(&fact, &cands)?
                         .filter(|j| j.verdict != Verdict::New)

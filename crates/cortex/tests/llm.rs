@@ -283,3 +283,118 @@ fn answers_cite_memories_and_abstain_without_evidence() {
     assert!(a.abstained && a.cited.is_empty(), "{a:?}");
     assert_eq!(server.seen.lock().expect("log").len(), before);
 }
+
+fn fact_json(subject: &str, title: &str, body: &str, entities: Value) -> String {
+    json!({"facts": [{
+        "subject": subject, "tier": "facts", "topic": "hardware", "title": title, "body": body,
+        "entities": entities,
+        "cues": ["what did I buy", "what hardware do I have", "how much power does my graphics card draw"],
+        "slot": null, "ends_slot": false, "valid_from": null, "valid_to": null, "timeline": [],
+        "confidence": 0.8, "messages": [0], "unresolved": []
+    }]})
+    .to_string()
+}
+
+const CAMERA: &[u8] = b"---\ntitle: Sony a7 III camera purchase\ncues: [what camera did I buy, what did I buy]\nentities: [Sony a7 III (product)]\n---\nUser bought a Sony a7 III camera with the kit lens.\n";
+
+/// I1 by construction: a model that wants to merge a fact into a memory about
+/// another subject is overruled; the fact is filed as new.
+#[test]
+fn a_model_merge_without_subject_agreement_is_filed_as_new() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    engine
+        .write("facts/purchases/sony-a7-iii.md", CAMERA, None)
+        .expect("camera");
+    let server = serve(vec![
+        Reply::Content(fact_json(
+            "RTX 5090",
+            "RTX 5090 draws nearly 600 watts",
+            "User's RTX 5090 graphics card, bought in June, draws nearly 600 watts under load.",
+            json!([{"name": "RTX 5090", "kind": "product"}]),
+        )),
+        Reply::Content(json!({"verdict": "extends", "target": "facts/purchases/sony-a7-iii.md", "resolved": null}).to_string()),
+    ]);
+    let sessions = parse_sessions(
+        r#"[{"id": "gpu", "date": "2026-06-18", "messages": [{"role": "user", "content": "My RTX 5090 draws nearly 600 watts. Bought it in June, what did I buy again?"}]}]"#,
+    )
+    .expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 1));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    let seen = server.seen.lock().expect("log");
+    assert_eq!(seen.len(), 2, "extraction, then the verdict");
+    // The judge saw the candidates with their per-arm raw scores.
+    let judge = seen[1].1["messages"][1]["content"]
+        .as_str()
+        .expect("content")
+        .to_owned();
+    assert!(
+        judge.contains("facts/purchases/sony-a7-iii.md")
+            && judge.contains("\"arms\"")
+            && judge.contains("\"score\""),
+        "{judge}"
+    );
+    assert_eq!((report.new, report.extended), (1, 0), "{report:#?}");
+    let camera = engine
+        .get("facts/purchases/sony-a7-iii.md", None)
+        .expect("camera")
+        .content;
+    assert!(!camera.contains("watts"), "{camera}");
+    let gpu = &report.sessions[0].paths;
+    assert_eq!(gpu.len(), 1);
+    assert!(
+        engine
+            .get(&gpu[0], None)
+            .expect("gpu")
+            .content
+            .contains("600 watts")
+    );
+}
+
+/// With subject agreement (a shared entity) the model's verdict stands.
+#[test]
+fn a_model_merge_with_a_shared_entity_stands() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    engine
+        .write("facts/purchases/sony-a7-iii.md", CAMERA, None)
+        .expect("camera");
+    let server = serve(vec![
+        Reply::Content(fact_json(
+            "Sony a7 III camera",
+            "Sony a7 III camera purchase price",
+            "The Sony a7 III camera bundle User bought cost 1,549 euros.",
+            json!([{"name": "Sony a7 III", "kind": "product"}]),
+        )),
+        Reply::Content(json!({"verdict": "extends", "target": "facts/purchases/sony-a7-iii.md", "resolved": null}).to_string()),
+    ]);
+    let sessions = parse_sessions(
+        r#"[{"id": "cam", "date": "2026-06-19", "messages": [{"role": "user", "content": "The a7 III bundle cost 1,549 euros."}]}]"#,
+    )
+    .expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 1));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!((report.new, report.extended), (0, 1), "{report:#?}");
+    let camera = engine
+        .get("facts/purchases/sony-a7-iii.md", None)
+        .expect("camera")
+        .content;
+    assert!(
+        camera.contains("1,549 euros") && camera.contains("kit lens"),
+        "{camera}"
+    );
+}
