@@ -454,6 +454,8 @@ struct Unit {
     employer_end: bool,
     start_date: Option<String>,
     end_date: Option<String>,
+    /// Rules and how-tos are grouped per message, not per topic: each is its own memory.
+    group: Option<usize>,
 }
 
 impl Unit {
@@ -473,23 +475,26 @@ impl Unit {
             employer_end: false,
             start_date: None,
             end_date: None,
+            group: None,
         }
     }
 
     fn key(&self) -> String {
         match &self.subject {
             Some(s) => fold_name(&s.name),
-            None => format!(
-                "user/{}/{}",
-                if self.rule {
-                    "r"
-                } else if self.skill {
-                    "s"
-                } else {
-                    "f"
-                },
-                self.user_topic.unwrap_or("general")
-            ),
+            None => {
+                format!(
+                    "user/{}/{}",
+                    if self.rule {
+                        "r"
+                    } else if self.skill {
+                        "s"
+                    } else {
+                        "f"
+                    },
+                    self.user_topic.unwrap_or("general")
+                ) + &self.group.map(|m| format!("/m{m}")).unwrap_or_default()
+            }
         }
     }
 }
@@ -674,6 +679,7 @@ impl Extractor for OfflineExtractor {
                     let mut u = Unit::new(None, Some(topic));
                     u.rule = is_rule && !is_save;
                     u.skill = is_save;
+                    u.group = Some(mi);
                     find_or_push(&mut units, u)
                 } else if let Some(s) = strong {
                     find_or_push(&mut units, Unit::new(Some(s.clone()), None))
@@ -838,6 +844,22 @@ fn build_fact(
     let topic = reuse_topic(topic, &ctx.topics);
     let (subject, kind) = match &u.subject {
         Some(s) => (s.name.clone(), s.kind.clone()),
+        // A rule or how-to is its own subject, named by its first content words, so
+        // "metric units" and "Python style" are two memories, each stable across runs.
+        None if u.rule || u.skill => {
+            let words: Vec<String> = text::content_words_ordered(&raw)
+                .into_iter()
+                .take(5)
+                .collect();
+            (
+                format!(
+                    "{} {}",
+                    if u.rule { "rule" } else { "howto" },
+                    words.join(" ")
+                ),
+                None,
+            )
+        }
         None => ("User".to_owned(), None),
     };
     let mut cues: Vec<String> = Vec::new();
@@ -854,6 +876,7 @@ fn build_fact(
     if u.subject.is_some() {
         cues.extend(entity_cues(&subject, kind.as_deref()));
     }
+    let subject_is_label = u.subject.is_none() && (u.rule || u.skill);
     if let Some(c) = CATEGORIES
         .iter()
         .find(|c| c.topic == topic.rsplit('/').next().unwrap_or_default())
@@ -885,7 +908,11 @@ fn build_fact(
     for pad in [
         format!("what do I know about my {t}"),
         format!("what did I say about {t}"),
-        format!("what do I know about {subject}"),
+        if subject_is_label {
+            "what are my preferences".to_owned()
+        } else {
+            format!("what do I know about {subject}")
+        },
     ] {
         if cues.len() < 3 && seen.insert(pad.to_lowercase()) {
             cues.push(pad);

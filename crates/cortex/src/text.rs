@@ -664,6 +664,17 @@ const STOP: &[&str] = &[
     "user", "users", "the", "and", "for", "with", "was", "has", "had", "are", "not", "but",
 ];
 
+/// Content words in order of appearance, each once.
+pub fn content_words_ordered(text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    fold_name(text)
+        .split(' ')
+        .filter(|w| w.len() >= 3 && !COMMON.contains(w) && !STOP.contains(w))
+        .filter(|w| seen.insert(w.to_string()))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Share of the smaller set's words found in the other (0 when either is empty).
 pub fn overlap(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     let n = a.len().min(b.len());
