@@ -619,9 +619,7 @@ impl Extractor for OfflineExtractor {
                         && s.name.chars().all(|c| !c.is_lowercase())
                         && s.kind.is_none()
                 };
-                let strong = spots
-                    .iter()
-                    .find(|s| s.prep.is_none() && s.kind.as_deref() != Some("place") && !term(s));
+                let strong = spots.iter().find(|s| s.prep.is_none() && !term(s));
                 let weak = spots.iter().find(|s| {
                     s.prep
                         .as_deref()

@@ -543,7 +543,12 @@ fn merge_fields(
         f.confidence
             .map_or(fact.confidence, |c| c.max(fact.confidence)),
     );
-    f.updated = Some(when);
+    // Re-extracting an old session must not move `updated` backwards.
+    if f.updated
+        .is_none_or(|u| u.unix_seconds() < when.unix_seconds())
+    {
+        f.updated = Some(when);
+    }
     let msgs = fact
         .messages
         .iter()

@@ -211,6 +211,20 @@ fn probe_sessions_become_memories_offline() {
     .expect("again");
     assert_eq!(again.commits, 0);
     assert_eq!(git(dir, &["rev-parse", "HEAD"]), head);
+    // Even re-extracted, with everything the store now knows: every fact is a duplicate.
+    let options = IngestOptions {
+        reextract: true,
+        ..Default::default()
+    };
+    let again =
+        ingest(&engine, &sessions, &OfflineExtractor, &options, &|_| {}).expect("re-extract");
+    assert_eq!(
+        (again.commits, again.new, again.extended),
+        (0, 0, 0),
+        "{again:#?}"
+    );
+    assert_eq!(again.duplicate, again.facts);
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), head);
     // Sessions are never retrieved.
     let r = engine
         .retrieve(&RetrieveRequest::new(
