@@ -64,6 +64,11 @@ pub struct Fact {
     /// when a candidate names who it is, else kept and reported.
     #[serde(default)]
     pub unresolved: Vec<String>,
+    /// For facts about the user: what keeps them apart from other facts on the same
+    /// topic (the offline extractor uses `<session>/m<message>`), so a topic does not
+    /// grow into one ever-longer file. Part of the subject key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 fn default_confidence() -> f64 {
@@ -78,10 +83,15 @@ impl Fact {
     }
 
     /// The key a memory's path and `subject:` derive from: the folded entity name,
-    /// or `user/<tier>/<topic>` for facts about the user.
+    /// or `user/<tier>/<topic>[/<group>]` for facts about the user.
     pub fn subject_key(&self) -> String {
         if self.about_user() {
-            format!("user/{}/{}", self.tier, self.topic)
+            let group = self
+                .group
+                .as_deref()
+                .map(|g| format!("/{g}"))
+                .unwrap_or_default();
+            format!("user/{}/{}{group}", self.tier, self.topic)
         } else {
             fold_name(&self.subject)
         }

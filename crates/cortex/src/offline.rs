@@ -598,14 +598,19 @@ impl Extractor for OfflineExtractor {
                 let is_rule = has_phrase(&lower, RULE_CUES);
                 let addresses_assistant = has_phrase(&lower, &["you", "your", "you're", "you'll"]);
                 let is_question = sentence.trim_end().ends_with('?');
-                let is_ack = words.len() <= 5 && ACK_START.contains(&first.as_str());
+                let spots = lex.spot(&sentence);
+                // "Perfect, thanks." / "Maybe later, he'll know better than both of us."
+                let is_ack = ACK_START.contains(&first.as_str())
+                    && (words.len() <= 5
+                        || (words.len() <= 10
+                            && spots.is_empty()
+                            && !sentence.chars().any(|c| c.is_ascii_digit())));
                 let is_save = matches!(first.as_str(), "save" | "remember" | "note")
                     && sentence.contains(':');
                 let is_request = REQUEST_START.contains(&first.as_str()) && !is_save;
                 if !is_rule && (is_question || is_ack || is_request || addresses_assistant) {
                     continue;
                 }
-                let spots = lex.spot(&sentence);
                 if spots
                     .iter()
                     .any(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
@@ -689,7 +694,9 @@ impl Extractor for OfflineExtractor {
                     c
                 } else if first_person || !spots.is_empty() {
                     let topic = sentence_topic.unwrap_or("general");
-                    find_or_push(&mut units, Unit::new(None, Some(topic)))
+                    let mut u = Unit::new(None, Some(topic));
+                    u.group = Some(mi);
+                    find_or_push(&mut units, u)
                 } else {
                     // Nothing to attach it to and nobody in it: chatter.
                     continue;
@@ -782,7 +789,7 @@ impl Extractor for OfflineExtractor {
             } else {
                 u.unresolved.clone()
             };
-            facts.push(build_fact(u, unresolved, ctx, anchor));
+            facts.push(build_fact(u, unresolved, ctx, &session.id));
         }
         Ok(facts)
     }
@@ -805,12 +812,7 @@ fn find_or_push(units: &mut Vec<Unit>, u: Unit) -> usize {
     units.len() - 1
 }
 
-fn build_fact(
-    u: Unit,
-    unresolved: Vec<String>,
-    ctx: &ExtractContext,
-    anchor: jiff::civil::Date,
-) -> Fact {
+fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session_id: &str) -> Fact {
     let body = u.sentences.join(" ");
     let raw = u.raw.join(" ");
     let category = categorise(&raw);
@@ -942,7 +944,9 @@ fn build_fact(
         let e = entities.remove(i);
         entities.insert(0, e);
     }
-    let _ = anchor;
+    let group = (u.subject.is_none() && !u.rule && !u.skill)
+        .then(|| u.group.map(|m| format!("{session_id}/m{m}")))
+        .flatten();
     Fact {
         subject,
         tier,
@@ -960,5 +964,6 @@ fn build_fact(
         confidence: if unresolved.is_empty() { 0.7 } else { 0.5 },
         messages: u.messages.into_iter().collect(),
         unresolved,
+        group,
     }
 }

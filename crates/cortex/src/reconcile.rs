@@ -195,7 +195,12 @@ impl<'e> Staged<'e> {
             topic
         };
         let label = if fact.about_user() {
-            format!("user {}", topic.rsplit('/').next().unwrap_or("general"))
+            // Named by what it says: the title's first words.
+            fact.title
+                .split_whitespace()
+                .take(8)
+                .collect::<Vec<_>>()
+                .join(" ")
         } else {
             fact.subject.clone()
         };
@@ -270,16 +275,34 @@ impl<'e> Staged<'e> {
             }
             None => {
                 // A model may name a candidate to merge into; it needs subject agreement.
-                let judged = if fact.unresolved.is_empty() {
-                    // What the fact says and what it answers: the title, then its first cue.
-                    let mut cands = self.candidates(&fact.title)?;
-                    if let Some(cue) = fact.cues.first() {
-                        for c in self.candidates(cue)? {
-                            if !cands.iter().any(|x| x.path == c.path) {
-                                cands.push(c);
-                            }
+                // What the fact says and what it answers: the title, then its first cue.
+                let mut cands = self.candidates(&fact.title)?;
+                if let Some(cue) = fact.cues.first() {
+                    for c in self.candidates(cue)? {
+                        if !cands.iter().any(|x| x.path == c.path) {
+                            cands.push(c);
                         }
                     }
+                }
+                // Said before, under another subject or group: a candidate already
+                // holds every sentence.
+                let sentences: Vec<String> = split_body(&fact.body).into_iter().map(norm).collect();
+                for c in &cands {
+                    let Ok(p) = StorePath::parse(&c.path) else {
+                        continue;
+                    };
+                    if let Some(m) = self.load(&p)?
+                        && sentences.iter().all(|s| norm(&m.body).contains(s.as_str()))
+                    {
+                        return Ok(Outcome {
+                            verdict: Verdict::Duplicate,
+                            path: p,
+                            superseded: Vec::new(),
+                            flagged,
+                        });
+                    }
+                }
+                let judged = if fact.unresolved.is_empty() {
                     extractor
                         .judge(&fact, &cands)?
                         .filter(|j| j.verdict != Verdict::New)
