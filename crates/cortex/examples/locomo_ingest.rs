@@ -45,6 +45,16 @@ fn sessions_of(conv: &Value) -> Vec<Session> {
     out
 }
 
+/// CPU seconds this process has used (user + system), from /proc on Linux: on a shared
+/// machine wall time mostly measures the neighbours. `None` elsewhere.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args
@@ -56,6 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rates = Vec::new();
     for run in 0..runs {
         let (mut turns, mut facts, mut memories, mut secs) = (0usize, 0usize, 0usize, 0f64);
+        let cpu0 = cpu_seconds();
         for sessions in &all {
             let tmp = tempfile::tempdir()?;
             let engine = Engine::init_with(
@@ -79,8 +90,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             memories += r.new;
         }
         let rate = turns as f64 / secs;
+        let cpu = cpu_seconds().zip(cpu0).map_or(f64::NAN, |(b, a)| b - a);
         println!(
-            "run {run}: {turns} turns, {facts} facts, {memories} new memories in {secs:.2} s = {rate:.0} turns/s"
+            "run {run}: {turns} turns, {facts} facts, {memories} new memories in {secs:.2} s wall = {rate:.0} turns/s; {cpu:.2} s CPU = {:.0} turns/CPU-s",
+            turns as f64 / cpu
         );
         rates.push(rate);
     }

@@ -153,6 +153,12 @@ pub trait Extractor: Sync {
 
     fn extract(&self, session: &Session, ctx: &ExtractContext) -> Result<Vec<Fact>, CortexError>;
 
+    /// True when [`Extractor::judge`] looks at candidates (a model does); the rules
+    /// alone need fewer retrievals.
+    fn judges(&self) -> bool {
+        false
+    }
+
     /// A verdict for `fact` among `candidates`; `Ok(None)` leaves it to the rules.
     /// Whatever is returned, a merge still needs subject agreement.
     fn judge(

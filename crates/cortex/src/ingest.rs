@@ -246,7 +246,12 @@ pub fn ingest(
         };
         sr.facts = facts.len();
         let mut staged = Staged::new(engine, options.candidates)?;
-        for fact in facts {
+        for mut fact in facts {
+            // Facts about the user stay apart per message, whichever extractor made them.
+            if fact.about_user() && fact.group.is_none() {
+                let m = fact.messages.first().copied().unwrap_or_default();
+                fact.group = Some(format!("{}/m{m}", s.id));
+            }
             if let Err(e) = validate(&fact) {
                 sr.errors.push(e);
                 continue;

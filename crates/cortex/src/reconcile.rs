@@ -257,10 +257,17 @@ impl<'e> Staged<'e> {
                     });
                 }
                 let mut m = m;
-                let corrects = text::content_words(&fact.body).contains("actually")
-                    || ["correction", "i meant", "that was wrong", "not true"]
-                        .iter()
-                        .any(|c| fact.body.to_lowercase().contains(c));
+                // Words people use when they fix what they said before.
+                let said = format!(" {} ", gitloom_model::fold_name(&fresh.join(" ")));
+                let corrects = [
+                    " actually ",
+                    " correction ",
+                    " user meant ",
+                    " was wrong ",
+                    " not true ",
+                ]
+                .iter()
+                .any(|c| said.contains(c));
                 m.body = format!("{}\n\n{}\n", m.body.trim_end(), fresh.join(" "));
                 (
                     p,
@@ -277,7 +284,7 @@ impl<'e> Staged<'e> {
                 // A model may name a candidate to merge into; it needs subject agreement.
                 // What the fact says and what it answers: the title, then its first cue.
                 let mut cands = self.candidates(&fact.title)?;
-                if let Some(cue) = fact.cues.first() {
+                if let Some(cue) = fact.cues.first().filter(|_| extractor.judges()) {
                     for c in self.candidates(cue)? {
                         if !cands.iter().any(|x| x.path == c.path) {
                             cands.push(c);

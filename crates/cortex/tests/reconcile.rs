@@ -1,0 +1,127 @@
+//! Reconciliation rules on small conversations that are not the probe's: the
+//! offline extractor has to generalise.
+
+use gitloom_cortex::{IngestOptions, OfflineExtractor, ingest, parse_sessions};
+use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
+use gitloom_model::Memory;
+
+fn store(dir: &std::path::Path) -> Engine {
+    Engine::init_with(
+        dir,
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("store")
+}
+
+fn read(engine: &Engine, path: &str) -> Memory {
+    let c = engine.get(path, None).expect("memory").content;
+    Memory::parse(path, c.as_bytes()).expect("parses")
+}
+
+const JOBS: &str = r#"[
+ {"id": "a", "date": "2025-03-03", "messages": [
+   {"role": "user", "content": "I work at Globex Corporation as a data analyst. The office is near the river."}]},
+ {"id": "b", "date": "2025-11-20", "messages": [
+   {"role": "user", "content": "Big change: I accepted an offer from Initech Labs yesterday. I start on 1 December as a product manager."},
+   {"role": "assistant", "content": "Congratulations!"}]},
+ {"id": "c", "date": "2025-12-02", "messages": [
+   {"role": "user", "content": "My sister Priya lives in Lisbon."}]},
+ {"id": "d", "date": "2025-12-09", "messages": [
+   {"role": "user", "content": "Actually, my sister Priya lives in Porto, not Lisbon."}]}
+]"#;
+
+#[test]
+fn a_new_employer_supersedes_the_old_and_corrections_are_marked() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(JOBS).expect("sessions");
+    let r = ingest(
+        &engine,
+        &sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(r.commits, 4, "{r:#?}");
+    assert_eq!(r.superseded, 1, "{r:#?}");
+    assert_eq!(r.corrected, 1, "{r:#?}");
+
+    let hits = engine
+        .retrieve(&RetrieveRequest::new("where do i work"))
+        .expect("retrieve")
+        .hits;
+    assert!(hits[0].title.contains("Initech"), "{:?}", hits[0]);
+    let initech = read(&engine, &hits[0].path);
+    let globex_path = initech
+        .front
+        .supersedes
+        .first()
+        .expect("supersedes the old employer")
+        .clone();
+    let globex = read(&engine, &globex_path);
+    assert!(globex.body.contains("Globex"));
+    // The old job ended when the new one started ("I start on 1 December").
+    assert_eq!(
+        globex.front.valid_to.map(|w| w.to_string()).as_deref(),
+        Some("2025-12-01")
+    );
+    assert_eq!(
+        initech.front.valid_from.map(|w| w.to_string()).as_deref(),
+        Some("2025-12-01")
+    );
+    // "yesterday" was resolved against the session.
+    assert!(initech.body.contains("on 2025-11-19"), "{}", initech.body);
+
+    let priya = r.sessions[3]
+        .paths
+        .first()
+        .expect("the correction's memory");
+    let m = read(&engine, priya);
+    assert!(
+        m.body.contains("Lisbon") && m.body.contains("Porto"),
+        "{}",
+        m.body
+    );
+    assert_eq!(m.front.entities[0].name, "Priya");
+    assert_eq!(m.front.entities[0].kind.as_deref(), Some("person"));
+}
+
+#[test]
+fn an_unresolvable_reference_is_kept_and_flagged() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(
+        r#"[{"id": "x", "date": "2025-01-10", "messages": [{"role": "user", "content": "I promised to help her move next Saturday."}]}]"#,
+    )
+    .expect("sessions");
+    let r = ingest(
+        &engine,
+        &sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(r.flagged.len(), 1, "{r:#?}");
+    assert_eq!(
+        (
+            r.flagged[0].reference.as_str(),
+            r.flagged[0].resolved.as_deref()
+        ),
+        ("her", None)
+    );
+    let m = read(&engine, &r.flagged[0].path);
+    assert!(
+        m.body.contains("help her move on Saturday 2025-01-11"),
+        "{}",
+        m.body
+    );
+    assert_eq!(
+        m.front.extra.get("unresolved"),
+        Some(&serde_json::json!(["her"]))
+    );
+}
