@@ -138,6 +138,10 @@ impl Extractor for ModelExtractor {
         Ok(out.facts)
     }
 
+    fn judges(&self) -> bool {
+        true
+    }
+
     fn judge(
         &self,
         fact: &Fact,
