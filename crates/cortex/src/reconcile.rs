@@ -101,13 +101,16 @@ impl<'e> Staged<'e> {
 
     /// The memory already about `key`: at its hashed path, among the staged files,
     /// or among the memories mentioning the subject's name.
+    /// `name`: the entity to look up among the memories mentioning it (`None` for the
+    /// user, whose memories are found by path alone).
     fn find_subject(
         &self,
-        fact: &Fact,
+        name: Option<&str>,
         key: &str,
-        home: &StorePath,
+        home: Option<&StorePath>,
     ) -> Result<Option<StorePath>, CortexError> {
-        if let Some(m) = self.load(home)?
+        if let Some(home) = home
+            && let Some(m) = self.load(home)?
             && subject_of(&m).as_deref() == Some(key)
         {
             return Ok(Some(home.clone()));
@@ -117,12 +120,12 @@ impl<'e> Staged<'e> {
                 return Ok(Some(p.clone()));
             }
         }
-        if fact.about_user() {
+        let Some(name) = name else {
             return Ok(None);
-        }
+        };
         let mut paths: Vec<String> = self
             .engine
-            .entity(&fact.subject)?
+            .entity(name)?
             .into_iter()
             .map(|r| r.path)
             .collect();
@@ -237,7 +240,8 @@ impl<'e> Staged<'e> {
             }
         }
 
-        let existing = self.find_subject(&fact, &key, &home)?;
+        let name = (!fact.about_user()).then_some(fact.subject.as_str());
+        let existing = self.find_subject(name, &key, Some(&home))?;
         let (path, mut memory, mut verdict, is_new) = match existing {
             Some(p) => {
                 let m = self
@@ -410,12 +414,7 @@ impl<'e> Staged<'e> {
             if ek == key {
                 continue;
             }
-            let probe = Fact {
-                subject: e.name.clone(),
-                ..fact.clone()
-            };
-            let other_home = StorePath::parse("facts/general/none.md")?;
-            if let Some(p) = self.find_subject(&probe, &ek, &other_home)?
+            if let Some(p) = self.find_subject(Some(&e.name), &ek, None)?
                 && p != path
             {
                 let label = e.kind.clone().unwrap_or_else(|| "mentions".into());

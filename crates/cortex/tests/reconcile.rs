@@ -90,6 +90,31 @@ fn a_new_employer_supersedes_the_old_and_corrections_are_marked() {
     assert_eq!(m.front.entities[0].kind.as_deref(), Some("person"));
 }
 
+/// Sessions are reconciled in date order whatever order they arrive in.
+#[test]
+fn input_order_does_not_matter() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let mut sessions = parse_sessions(JOBS).expect("sessions");
+    sessions.reverse();
+    let r = ingest(
+        &engine,
+        &sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!((r.superseded, r.corrected), (1, 1), "{r:#?}");
+    let ids: Vec<&str> = r.sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c", "d"]);
+    let hits = engine
+        .retrieve(&RetrieveRequest::new("where do i work"))
+        .expect("retrieve")
+        .hits;
+    assert!(hits[0].title.contains("Initech"), "{:?}", hits[0]);
+}
+
 #[test]
 fn an_unresolvable_reference_is_kept_and_flagged() {
     let tmp = tempfile::tempdir().expect("tempdir");
