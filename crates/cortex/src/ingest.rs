@@ -252,6 +252,16 @@ pub fn ingest(
                 let m = fact.messages.first().copied().unwrap_or_default();
                 fact.group = Some(format!("{}/m{m}", s.id));
             }
+            // A slot is also a tag (that is how its holders are found later); a
+            // fact that ends one without a date ends it on the session's day.
+            if let Some(slot) = fact.slot.clone().filter(|s| !s.trim().is_empty()) {
+                if !fact.tags.contains(&slot) {
+                    fact.tags.push(slot);
+                }
+                if fact.ends_slot && fact.valid_to.is_none() {
+                    fact.valid_to = Some(s.date.clone());
+                }
+            }
             if let Err(e) = validate(&fact) {
                 sr.errors.push(e);
                 continue;

@@ -355,7 +355,7 @@ impl<'e> Staged<'e> {
 
         // One-value slots: the new holder supersedes the current one.
         let mut superseded = Vec::new();
-        if let Some(slot) = &fact.slot {
+        if let Some(slot) = fact.slot.as_ref().filter(|_| !fact.ends_slot) {
             let mut holders: BTreeMap<StorePath, Memory> = BTreeMap::new();
             let cue = fact.cues.first().cloned().unwrap_or_else(|| slot.clone());
             for c in self.candidates(&cue)? {

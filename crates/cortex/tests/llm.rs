@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,6 +29,8 @@ struct Server {
     url: String,
     /// Each request's headers (lowercased names) and JSON body.
     seen: Arc<Mutex<Vec<(String, Value)>>>,
+    /// Most requests ever in flight at once.
+    max_in_flight: Arc<AtomicUsize>,
 }
 
 fn read_request(stream: &mut TcpStream) -> Option<(String, Value)> {
@@ -66,19 +69,34 @@ fn respond(stream: &mut TcpStream, status: u16, body: &str, extra: &str) {
 /// a hanging reply does not hold up the retry behind it); after the script, the
 /// last reply repeats.
 fn serve(script: Vec<Reply>) -> Server {
+    serve_with(move |n, _| script.get(n).or(script.last()).cloned().expect("a script"))
+}
+
+/// Serves the reply `reply_for(connection number, request body)` chooses.
+fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
+    let max_in_flight = Arc::new(AtomicUsize::new(0));
+    let (log, max) = (Arc::clone(&seen), Arc::clone(&max_in_flight));
+    let reply_for = Arc::new(reply_for);
+    let in_flight = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
         for (n, conn) in listener.incoming().enumerate() {
             let Ok(mut stream) = conn else { continue };
-            let reply = script.get(n).or(script.last()).cloned().expect("a script");
-            let log = Arc::clone(&log);
+            let (log, max, reply_for, in_flight) = (
+                Arc::clone(&log),
+                Arc::clone(&max),
+                Arc::clone(&reply_for),
+                Arc::clone(&in_flight),
+            );
             std::thread::spawn(move || {
                 let Some(req) = read_request(&mut stream) else {
                     return;
                 };
+                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                max.fetch_max(now, Ordering::SeqCst);
+                let reply = reply_for(n, &req.1);
                 log.lock().expect("log").push(req);
                 match reply {
                     Reply::Http(status, body) => {
@@ -104,10 +122,15 @@ fn serve(script: Vec<Reply>) -> Server {
                         respond(&mut stream, 200, &body.to_string(), "");
                     }
                 }
+                in_flight.fetch_sub(1, Ordering::SeqCst);
             });
         }
     });
-    Server { url, seen }
+    Server {
+        url,
+        seen,
+        max_in_flight,
+    }
 }
 
 fn client(url: &str, retries: u32) -> ChatClient {
@@ -396,5 +419,96 @@ fn a_model_merge_with_a_shared_entity_stands() {
     assert!(
         camera.contains("1,549 euros") && camera.contains("kit lens"),
         "{camera}"
+    );
+}
+
+/// Extraction runs `concurrency` requests at once (never more); reconciliation still
+/// goes in date order, so the latest employer wins although the input is shuffled.
+#[test]
+fn extraction_is_parallel_within_the_limit_and_reconciliation_in_date_order() {
+    let dates = [
+        "2024-05-01",
+        "2024-01-10",
+        "2024-09-30",
+        "2024-03-15",
+        "2024-07-04",
+        "2024-11-20",
+    ];
+    let sessions: Vec<Value> = dates
+        .iter()
+        .enumerate()
+        .map(|(i, d)| json!({"id": format!("s{i}"), "date": d, "messages": [{"role": "user", "content": format!("I joined Company{i} today.")}]}))
+        .collect();
+    let sessions = parse_sessions(&Value::Array(sessions).to_string()).expect("sessions");
+    // The first request is answered only once a second one has arrived (or after a
+    // deadline, and then the assertion on max_in_flight fails).
+    let seen_by_server = Arc::new(AtomicUsize::new(0));
+    let server = serve_with(move |_, body| {
+        seen_by_server.fetch_add(1, Ordering::SeqCst);
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        if system == gitloom_cortex::RECONCILE_PROMPT {
+            return Reply::Content(
+                json!({"verdict": "new", "target": null, "resolved": null}).to_string(),
+            );
+        }
+        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+        let date = user
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("SESSION DATE: "))
+            .unwrap_or_default()
+            .to_owned();
+        let company = user
+            .split("joined ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap_or_default()
+            .to_owned();
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while seen_by_server.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        Reply::Content(json!({"facts": [{
+            "subject": company, "tier": "facts", "topic": "work",
+            "title": format!("Works at {company}"),
+            "body": format!("User joined {company} on {date}."),
+            "entities": [{"name": company, "kind": "org"}],
+            "cues": ["where do I work", "who is my employer", format!("when did I join {company}")],
+            "slot": "employer", "ends_slot": false, "valid_from": date, "valid_to": null,
+            "timeline": [], "confidence": 0.9, "messages": [0], "unresolved": []
+        }]}).to_string())
+    });
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let mut c = ChatConfig::new(&server.url, "scripted-model");
+    c.timeout = Duration::from_secs(10);
+    let extractor = ModelExtractor::new(ChatClient::new(c).expect("client"));
+    let options = IngestOptions {
+        concurrency: 2,
+        ..Default::default()
+    };
+    let report = ingest(&engine, &sessions, &extractor, &options, &|_| {}).expect("ingest");
+    assert_eq!(report.errors, 0, "{report:#?}");
+    assert_eq!(
+        server.max_in_flight.load(Ordering::SeqCst),
+        2,
+        "two at once, never more"
+    );
+    let order: Vec<&str> = report.sessions.iter().map(|s| s.date.as_str()).collect();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(order, sorted);
+    assert_eq!(
+        report.superseded, 5,
+        "each new employer supersedes the one before"
+    );
+    let hits = engine
+        .retrieve(&gitloom_engine::RetrieveRequest::new("where do i work"))
+        .expect("retrieve")
+        .hits;
+    assert!(
+        hits[0].title.contains("Company5"),
+        "latest date wins: {:?}",
+        hits[0]
     );
 }
