@@ -108,6 +108,7 @@ impl<'e> Staged<'e> {
         name: Option<&str>,
         key: &str,
         home: Option<&StorePath>,
+        loose: bool,
     ) -> Result<Option<StorePath>, CortexError> {
         if let Some(home) = home
             && let Some(m) = self.load(home)?
@@ -131,15 +132,30 @@ impl<'e> Staged<'e> {
             .collect();
         paths.sort();
         paths.dedup();
+        let mut first_entity = None;
         for p in paths {
             let Ok(sp) = StorePath::parse(&p) else {
                 continue;
             };
-            if let Some(m) = self.load(&sp)?
-                && subject_of(&m).as_deref() == Some(key)
-            {
-                return Ok(Some(sp));
+            if let Some(m) = self.load(&sp)? {
+                if subject_of(&m).as_deref() == Some(key) {
+                    return Ok(Some(sp));
+                }
+                // A memory written by hand has no `subject:`; its first entity says
+                // what it is about. Good enough to link to, never to merge into.
+                if loose
+                    && first_entity.is_none()
+                    && m.front
+                        .entities
+                        .first()
+                        .is_some_and(|e| fold_name(&e.name) == key)
+                {
+                    first_entity = Some(sp);
+                }
             }
+        }
+        if first_entity.is_some() {
+            return Ok(first_entity);
         }
         Ok(None)
     }
@@ -241,7 +257,7 @@ impl<'e> Staged<'e> {
         }
 
         let name = (!fact.about_user()).then_some(fact.subject.as_str());
-        let existing = self.find_subject(name, &key, Some(&home))?;
+        let existing = self.find_subject(name, &key, Some(&home), false)?;
         let (path, mut memory, mut verdict, is_new) = match existing {
             Some(p) => {
                 let m = self
@@ -414,7 +430,7 @@ impl<'e> Staged<'e> {
             if ek == key {
                 continue;
             }
-            if let Some(p) = self.find_subject(Some(&e.name), &ek, None)?
+            if let Some(p) = self.find_subject(Some(&e.name), &ek, None, true)?
                 && p != path
             {
                 let label = e.kind.clone().unwrap_or_else(|| "mentions".into());

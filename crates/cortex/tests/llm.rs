@@ -512,3 +512,74 @@ fn extraction_is_parallel_within_the_limit_and_reconciliation_in_date_order() {
         hits[0]
     );
 }
+
+/// I7 on the model path: the judge names who "him" is from the candidates; the fact
+/// is repaired and linked to that person's memory.
+#[test]
+fn the_judge_resolves_a_flagged_reference() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    engine
+        .write(
+            "facts/people/arjun.md",
+            b"---\ntitle: Arjun, an old friend in Kyoto\nentities: [Arjun (person), Kyoto (place)]\n---\nUser told Arjun about the Japan trip; he lives in Kyoto.\n",
+            None,
+        )
+        .expect("arjun");
+    // Other memories, so BM25 has a corpus to weigh terms against.
+    for (i, t) in [
+        "Rent is paid on the first",
+        "The cat eats wet food",
+        "Bouldering on Mondays",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let m = format!("---\ntitle: {t}\n---\n{t}.\n");
+        engine
+            .write(&format!("facts/misc/m{i}.md"), m.as_bytes(), None)
+            .expect("filler");
+    }
+    let server = serve_with(|_, body| {
+        if body["messages"][0]["content"] == gitloom_cortex::RECONCILE_PROMPT {
+            return Reply::Content(
+                json!({"verdict": "new", "target": null, "resolved": "Arjun"}).to_string(),
+            );
+        }
+        Reply::Content(json!({"facts": [{
+            "subject": "User", "tier": "facts", "topic": "travel",
+            "title": "Will stay with him during the Japan trip",
+            "body": "During the Japan trip User will stay with him.",
+            "entities": [{"name": "Japan", "kind": "place"}],
+            "cues": ["where will I stay in Japan", "who will I stay with", "what are my travel plans"],
+            "slot": null, "ends_slot": false, "valid_from": null, "valid_to": null, "timeline": [],
+            "confidence": 0.6, "messages": [0], "unresolved": ["him"]
+        }]}).to_string())
+    });
+    let sessions = parse_sessions(
+        r#"[{"id": "stay", "date": "2026-07-05", "messages": [{"role": "user", "content": "During my Japan trip I will stay with him."}]}]"#,
+    )
+    .expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 1));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(report.flagged.len(), 1, "{report:#?}");
+    assert_eq!(report.flagged[0].resolved.as_deref(), Some("Arjun"));
+    let content = engine
+        .get(&report.flagged[0].path, None)
+        .expect("memory")
+        .content;
+    assert!(content.contains("stay with Arjun"), "{content}");
+    assert!(content.contains("Arjun (person)"), "{content}");
+    assert!(
+        content.contains("person: facts/people/arjun.md"),
+        "{content}"
+    );
+    assert!(!content.contains("unresolved"), "{content}");
+}
