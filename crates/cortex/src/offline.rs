@@ -905,6 +905,16 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session_id
         .replace('-', " ");
     let mut seen = BTreeSet::new();
     cues.retain(|c| seen.insert(c.to_lowercase()));
+    // With no topic, the fact's own first content words stand in for one.
+    let t = if t == "general" {
+        text::content_words_ordered(&u.sentences[0])
+            .into_iter()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        t
+    };
     for pad in [
         format!("what do I know about my {t}"),
         format!("what did I say about {t}"),
@@ -913,8 +923,10 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session_id
         } else {
             format!("what do I know about {subject}")
         },
+        format!("tell me about {subject}"),
+        format!("what did I tell you about {subject}"),
     ] {
-        if cues.len() < 3 && seen.insert(pad.to_lowercase()) {
+        if cues.len() < 3 && !pad.ends_with(' ') && seen.insert(pad.to_lowercase()) {
             cues.push(pad);
         }
     }

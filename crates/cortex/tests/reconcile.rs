@@ -150,3 +150,51 @@ fn an_unresolvable_reference_is_kept_and_flagged() {
         Some(&serde_json::json!(["her"]))
     );
 }
+
+/// Odd input — an empty session, an id that is not a file name, emoji, code, dates
+/// that do not exist — is ingested without an error and without losing a word.
+#[test]
+fn odd_input_loses_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let text = r#"[{"id": "empty", "date": "2026-01-01", "messages": []},
+     {"id": "weird/..id", "date": "2026-01-02T23:59:59+05:00", "messages": [
+       {"role": "user", "content": "🙂 ÄÖÜ straße! I'm moving to São Paulo next March. ```rm -rf /``` My friend Zoë Ångström says hi."},
+       {"role": "system", "content": "be brief"},
+       {"role": "user", "content": ""},
+       {"role": "user", "content": "I I I. . . ! ? Dr. Dr."},
+       {"role": "user", "content": "the 31st. 31 February. next Smarch. 99 years ago."}]}]"#;
+    let sessions = parse_sessions(text).expect("sessions");
+    let r = ingest(
+        &engine,
+        &sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!((r.commits, r.errors), (2, 0), "{r:#?}");
+    let t = engine
+        .get("sessions/2026-01-02/weird-id.md", None)
+        .expect("transcript")
+        .content;
+    for m in &sessions[1].messages {
+        assert!(t.contains(m.content.as_str()), "lost {:?}", m.content);
+    }
+    assert!(engine.get("sessions/2026-01-01/empty.md", None).is_ok());
+    for p in r.sessions.iter().flat_map(|s| &s.paths) {
+        let m = read(&engine, p);
+        assert!(
+            (3..=6).contains(&m.front.cues.len()),
+            "{p}: {:?}",
+            m.front.cues
+        );
+    }
+    let moving = r.sessions[1]
+        .paths
+        .iter()
+        .map(|p| read(&engine, p))
+        .find(|m| m.body.contains("São Paulo"))
+        .expect("the move is kept");
+    assert!(moving.body.contains("in March 2026"), "{}", moving.body);
+}
