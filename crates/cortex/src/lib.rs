@@ -35,7 +35,9 @@ pub mod text;
 
 pub use answer::{ANSWER_PROMPT, Answer, AnswerEvidence, answer};
 pub use error::CortexError;
-pub use extract::{ExtractContext, Extractor, Fact, FactEntity, Judgement, Verdict};
+pub use extract::{
+    Candidate, Dated, ExtractContext, Extractor, Fact, FactEntity, Judgement, Verdict,
+};
 pub use ingest::{Flagged, IngestOptions, IngestProgress, IngestReport, SessionReport, ingest};
 pub use model::{EXTRACT_PROMPT, ModelExtractor, RECONCILE_PROMPT};
 pub use offline::OfflineExtractor;
