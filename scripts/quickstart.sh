@@ -26,5 +26,21 @@ for q in "where do i work" "who pays my salary" "was i always non vegetarian" "w
   echo "\$ gitloom retrieve \"$q\""
   "$g" --repo "$store" retrieve "$q" --limit 3
 done
+# Memories born from conversations: the probe sessions, ingested offline (no model).
+sessions="../shared/data/probe/sessions.json"
+if [ -f "$sessions" ]; then
+  convo="${store}-from-sessions"
+  "$g" --repo "$convo" init
+  echo
+  echo "\$ gitloom ingest $sessions"
+  "$g" --repo "$convo" ingest "$sessions"
+  for q in "where do i work" "where will i stay in japan"; do
+    echo
+    echo "\$ gitloom retrieve \"$q\"   (on the ingested store)"
+    "$g" --repo "$convo" retrieve "$q" --limit 3
+  done
+  echo
+  echo "ingested store: $convo"
+fi
 echo
 echo "store: $store  (try: $g --repo $store log; git -C $store log --stat | head)"

@@ -111,6 +111,8 @@ pub enum Command {
     /// Retrieval benchmarks: probe, LoCoMo, LongMemEval.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Turn conversations (JSON) into memories: one commit per session; offline unless --llm-url.
+    Ingest(crate::ingest_cmd::IngestArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,6 +4,7 @@
 
 mod cli;
 mod eval_cmd;
+mod ingest_cmd;
 mod model_cmd;
 mod render;
 
@@ -294,6 +295,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Model(cmd) => model_cmd::run(cmd, json)?,
         Command::Eval(cmd) => eval_cmd::run(cmd, &cli)?,
+        Command::Ingest(args) => ingest_cmd::run(args, &cli)?,
     }
     Ok(())
 }

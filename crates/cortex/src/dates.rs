@@ -1,0 +1,375 @@
+//! Dates in what people say, resolved against the session's date: "yesterday",
+//! "next October", "on the 11th", "8 October", "three weeks ago". Relative
+//! expressions are rewritten to absolute ones so a memory still means the same
+//! thing a year later (improvement plan I9), and every date found is returned for
+//! `valid_from` and `timeline`.
+//!
+//! Hand-written because no maintained Rust crate resolves English relative dates
+//! against a reference day (chrono-english is unmaintained and chrono-based).
+
+use std::sync::LazyLock;
+
+use jiff::ToSpan;
+use jiff::civil::{Date, Weekday};
+use regex::{Captures, Regex};
+
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+fn month_of(word: &str) -> Option<i8> {
+    let w = word.to_lowercase();
+    if w.len() < 3 {
+        return None;
+    }
+    MONTHS
+        .iter()
+        .position(|m| {
+            m.starts_with(&w) && (w.len() >= 3) && (w == *m || w.len() == 3 || (w == "sept"))
+        })
+        .map(|i| i as i8 + 1)
+}
+
+fn weekday_of(word: &str) -> Option<Weekday> {
+    let w = word.to_lowercase();
+    let all = [
+        ("monday", Weekday::Monday),
+        ("tuesday", Weekday::Tuesday),
+        ("wednesday", Weekday::Wednesday),
+        ("thursday", Weekday::Thursday),
+        ("friday", Weekday::Friday),
+        ("saturday", Weekday::Saturday),
+        ("sunday", Weekday::Sunday),
+    ];
+    all.iter().find(|(n, _)| *n == w).map(|(_, d)| *d)
+}
+
+const MONTH_RE: &str = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+const WEEKDAY_RE: &str = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)";
+
+static RE: LazyLock<Regex> = LazyLock::new(|| {
+    let num = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)";
+    let pattern = format!(
+        r"(?ix)
+        \b(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b
+      | \b(?P<dm_d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dm_m>{MONTH_RE})\b(?:,?\s+(?P<dm_y>(?:19|20)\d{{2}})|\s+(?P<dm_rel>last|next|this)\s+year)?
+      | \b(?P<md_m>{MONTH_RE})\s+(?P<md_d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<md_y>(?:19|20)\d{{2}})|\s+(?P<md_rel>last|next|this)\s+year)?
+      | \b(?P<rel_m>next|last|this|in|since|until|by)\s+(?P<rel_mn>{MONTH_RE})\b(?:\s+(?P<rel_my>(?:19|20)\d{{2}}))?
+      | \b(?P<my_m>{MONTH_RE})\s+(?P<my_y>(?:19|20)\d{{2}})\b
+      | \b(?P<ago_n>{num})\s+(?P<ago_u>day|week|month|year)s?\s+ago\b
+      | \b(?P<rel_w>next|last|this|on)\s+(?P<rel_wd>{WEEKDAY_RE})\b
+      | \b(?P<rel_u>next|last|this)\s+(?P<rel_uu>week|month|year|weekend)\b
+      | \b(?P<the_d>the\s+(?P<the_n>\d{{1,2}})(?:st|nd|rd|th))\b
+      | \b(?P<word>the\s+day\s+before\s+yesterday|yesterday|today|tonight|tomorrow|this\s+morning|this\s+afternoon|this\s+evening|last\s+night)\b
+      | \b(?P<yr_p>in|since|from|until)\s+(?P<yr>(?:19|20)\d{{2}})\b
+    "
+    );
+    Regex::new(&pattern).expect("the date pattern is valid")
+});
+
+/// A date found in a sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    pub date: Date,
+    /// Only the month (or year) was said; `date` is its first day.
+    pub coarse: bool,
+}
+
+fn small_number(s: &str) -> Option<i64> {
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve",
+    ];
+    let l = s.to_lowercase();
+    if l == "a" || l == "an" {
+        return Some(1);
+    }
+    words
+        .iter()
+        .position(|w| *w == l)
+        .map(|i| i as i64)
+        .or_else(|| l.parse().ok())
+}
+
+/// The year that puts `month`/`day` closest to `anchor` (people say "8 October"
+/// for the coming one and "19 May" for the one just gone).
+fn closest_year(anchor: Date, month: i8, day: i8) -> Option<Date> {
+    [anchor.year() - 1, anchor.year(), anchor.year() + 1]
+        .into_iter()
+        .filter_map(|y| Date::new(y, month, day).ok())
+        .min_by_key(|d| (*d - anchor).get_days().abs())
+}
+
+fn year_shift(rel: Option<&str>, anchor: Date, month: i8, day: i8) -> Option<Date> {
+    let y = match rel.map(str::to_lowercase).as_deref() {
+        Some("last") => anchor.year() - 1,
+        Some("next") => anchor.year() + 1,
+        Some(_) => anchor.year(),
+        None => return closest_year(anchor, month, day),
+    };
+    Date::new(y, month, day).ok()
+}
+
+fn weekday_rel(anchor: Date, which: &str, wd: Weekday) -> Date {
+    let which = which.to_lowercase();
+    let base = anchor.weekday().to_monday_zero_offset() as i64;
+    let target = wd.to_monday_zero_offset() as i64;
+    let delta = match which.as_str() {
+        "last" => {
+            let d = (base - target).rem_euclid(7);
+            -(if d == 0 { 7 } else { d })
+        }
+        "next" => {
+            let d = (target - base).rem_euclid(7);
+            if d == 0 { 7 } else { d }
+        }
+        // "this Friday" / "on Friday": the coming one (or today).
+        _ => (target - base).rem_euclid(7),
+    };
+    anchor.checked_add(delta.days()).unwrap_or(anchor)
+}
+
+/// Rewrites relative dates in `text` against `anchor` and returns the new text and
+/// the dates found, in order. Absolute dates are kept as written, with the year
+/// added when it was left out.
+pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
+    let mut found = Vec::new();
+    // "8 October … the morning of the 9th": a bare day takes the month said before it.
+    let mut month: Option<Date> = None;
+    let out = RE.replace_all(text, |c: &Captures| {
+        let whole = c.get(0).map_or("", |m| m.as_str()).to_owned();
+        match interpret(c, anchor, month) {
+            Some((date, coarse, rewrite)) => {
+                if c.name("yr").is_none() && c.name("the_n").is_none() {
+                    month = Some(date);
+                }
+                found.push(Found { date, coarse });
+                rewrite.unwrap_or(whole)
+            }
+            None => whole,
+        }
+    });
+    (out.into_owned(), found)
+}
+
+fn interpret(
+    c: &Captures,
+    anchor: Date,
+    month: Option<Date>,
+) -> Option<(Date, bool, Option<String>)> {
+    let g = |n: &str| c.name(n).map(|m| m.as_str());
+    if let Some(iso) = g("iso") {
+        return iso.parse::<Date>().ok().map(|d| (d, false, None));
+    }
+    if let (Some(d), Some(m)) = (g("dm_d"), g("dm_m")) {
+        let (day, month) = (d.parse::<i8>().ok()?, month_of(m)?);
+        return Some(match g("dm_y").and_then(|y| y.parse::<i16>().ok()) {
+            Some(y) => (Date::new(y, month, day).ok()?, false, None),
+            None => {
+                let date = year_shift(g("dm_rel"), anchor, month, day)?;
+                (date, false, Some(format!("{d} {m} {}", date.year())))
+            }
+        });
+    }
+    if let (Some(m), Some(d)) = (g("md_m"), g("md_d")) {
+        let (day, month) = (d.parse::<i8>().ok()?, month_of(m)?);
+        return Some(match g("md_y").and_then(|y| y.parse::<i16>().ok()) {
+            Some(y) => (Date::new(y, month, day).ok()?, false, None),
+            None => {
+                let date = year_shift(g("md_rel"), anchor, month, day)?;
+                (date, false, Some(format!("{m} {d}, {}", date.year())))
+            }
+        });
+    }
+    if let (Some(rel), Some(m)) = (g("rel_m"), g("rel_mn")) {
+        let month = month_of(m)?;
+        // "may" is also a verb: "in may" is a month, "I may" is not matched here.
+        if let Some(y) = g("rel_my").and_then(|y| y.parse::<i16>().ok()) {
+            return Some((Date::new(y, month, 1).ok()?, true, None));
+        }
+        let rel_l = rel.to_lowercase();
+        let year = match rel_l.as_str() {
+            "next" if month <= anchor.month() => anchor.year() + 1,
+            "next" => anchor.year(),
+            "last" if month >= anchor.month() => anchor.year() - 1,
+            "last" => anchor.year(),
+            "since" if month > anchor.month() => anchor.year() - 1,
+            "in" | "this" | "by" | "until"
+                if month < anchor.month() && anchor.month() - month > 6 =>
+            {
+                anchor.year() + 1
+            }
+            _ => anchor.year(),
+        };
+        let date = Date::new(year, month, 1).ok()?;
+        let prep = match rel_l.as_str() {
+            "since" | "until" | "by" => rel.to_owned(),
+            _ => "in".to_owned(),
+        };
+        return Some((date, true, Some(format!("{prep} {m} {year}"))));
+    }
+    if let (Some(m), Some(y)) = (g("my_m"), g("my_y")) {
+        return Some((
+            Date::new(y.parse().ok()?, month_of(m)?, 1).ok()?,
+            true,
+            None,
+        ));
+    }
+    if let (Some(n), Some(u)) = (g("ago_n"), g("ago_u")) {
+        let n = small_number(n)?;
+        let date = match u.to_lowercase().as_str() {
+            "day" => anchor.checked_sub(n.days()).ok()?,
+            "week" => anchor.checked_sub((7 * n).days()).ok()?,
+            "month" => anchor.checked_sub(n.months()).ok()?,
+            _ => anchor.checked_sub(n.years()).ok()?,
+        };
+        let coarse = !u.eq_ignore_ascii_case("day");
+        let text = if coarse {
+            format!("around {date}")
+        } else {
+            format!("on {date}")
+        };
+        return Some((date, coarse, Some(text)));
+    }
+    if let (Some(rel), Some(wd)) = (g("rel_w"), g("rel_wd")) {
+        let date = weekday_rel(anchor, rel, weekday_of(wd)?);
+        return Some((date, false, Some(format!("on {wd} {date}"))));
+    }
+    if let (Some(rel), Some(u)) = (g("rel_u"), g("rel_uu")) {
+        let rel = rel.to_lowercase();
+        let sign: i64 = match rel.as_str() {
+            "next" => 1,
+            "last" => -1,
+            _ => 0,
+        };
+        return Some(match u.to_lowercase().as_str() {
+            "year" => {
+                let y = anchor.year() as i64 + sign;
+                (
+                    Date::new(y as i16, 1, 1).ok()?,
+                    true,
+                    Some(format!("in {y}")),
+                )
+            }
+            "month" => {
+                let d = anchor.checked_add((sign).months()).ok()?.first_of_month();
+                let name = MONTHS[(d.month() - 1) as usize];
+                let mut name = name.to_owned();
+                if let Some(f) = name.get_mut(..1) {
+                    f.make_ascii_uppercase();
+                }
+                (d, true, Some(format!("in {name} {}", d.year())))
+            }
+            "weekend" => {
+                let d = weekday_rel(
+                    anchor,
+                    if sign > 0 {
+                        "next"
+                    } else if sign < 0 {
+                        "last"
+                    } else {
+                        "this"
+                    },
+                    Weekday::Saturday,
+                );
+                (d, false, Some(format!("on the weekend of {d}")))
+            }
+            _ => {
+                let d = anchor.checked_add((7 * sign).days()).ok()?;
+                let text = match sign {
+                    1 => format!("in the week after {anchor}"),
+                    -1 => format!("in the week before {anchor}"),
+                    _ => format!("in the week of {anchor}"),
+                };
+                (d, true, Some(text))
+            }
+        });
+    }
+    if let Some(n) = g("the_n") {
+        let day: i8 = n.parse().ok()?;
+        if let Some(m) = month {
+            let date = Date::new(m.year(), m.month(), day).ok()?;
+            return Some((date, false, Some(format!("{date}"))));
+        }
+        let this_month = Date::new(anchor.year(), anchor.month(), day).ok();
+        let date = match this_month {
+            Some(d) if d <= anchor => d,
+            _ => {
+                let prev = anchor.checked_sub(1.month()).ok()?;
+                Date::new(prev.year(), prev.month(), day).ok()?
+            }
+        };
+        return Some((date, false, Some(format!("{date}"))));
+    }
+    if let Some(w) = g("word") {
+        let w = w.to_lowercase();
+        let offset: i64 = if w.starts_with("the day before") {
+            -2
+        } else if w == "yesterday" || w == "last night" {
+            -1
+        } else if w == "tomorrow" {
+            1
+        } else {
+            0
+        };
+        let date = anchor.checked_add(offset.days()).ok()?;
+        return Some((date, false, Some(format!("on {date}"))));
+    }
+    if let Some(y) = g("yr") {
+        let date = Date::new(y.parse().ok()?, 1, 1).ok()?;
+        return Some((date, true, None));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Date {
+        s.parse().expect("date")
+    }
+
+    #[test]
+    fn relative_dates_are_resolved_against_the_session() {
+        let a = d("2026-05-28");
+        let (t, f) = resolve("I start on 10 June. Tomorrow is my last day.", a);
+        assert_eq!(t, "I start on 10 June 2026. on 2026-05-29 is my last day.");
+        assert_eq!(f[0].date, d("2026-06-10"));
+        assert_eq!(f[1].date, d("2026-05-29"));
+        let (t, f) = resolve("we fly next October", d("2026-07-02"));
+        assert_eq!(t, "we fly in October 2026");
+        assert!(f[0].coarse);
+        let (_, f) = resolve("next October", d("2026-11-02"));
+        assert_eq!(f[0].date, d("2027-10-01"));
+        let (t, _) = resolve("I installed it on the 11th", d("2026-06-18"));
+        assert_eq!(t, "I installed it on 2026-06-11");
+        let (_, f) = resolve("the intercom broke on 19 May", d("2026-06-02"));
+        assert_eq!(f[0].date, d("2026-05-19"));
+        let (_, f) = resolve("I got her on 8 November last year", d("2026-05-20"));
+        assert_eq!(f[0].date, d("2025-11-08"));
+        let (t, _) = resolve(
+            "out 8 October, landing the morning of the 9th",
+            d("2026-07-02"),
+        );
+        assert_eq!(t, "out 8 October 2026, landing the morning of 2026-10-09");
+        let (t, _) = resolve("two weeks ago", d("2026-06-15"));
+        assert_eq!(t, "around 2026-06-01");
+        let (_, f) = resolve("born 14 March 1994, in Berlin since March 2022", a);
+        assert_eq!(f[0].date, d("1994-03-14"));
+        assert_eq!(f[1].date, d("2022-03-01"));
+        let (t, f) = resolve("I may come", a);
+        assert_eq!((t.as_str(), f.len()), ("I may come", 0));
+    }
+}

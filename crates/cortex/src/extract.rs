@@ -1,0 +1,171 @@
+//! What extraction produces ([`Fact`]) and the trait both extractors implement.
+
+use std::collections::BTreeMap;
+
+use gitloom_engine::ArmScore;
+use gitloom_model::{Tier, fold_name};
+use serde::{Deserialize, Serialize};
+
+use crate::error::CortexError;
+use crate::session::Session;
+
+/// A named entity of a fact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactEntity {
+    pub name: String,
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// A dated assertion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dated {
+    /// `YYYY-MM-DD`
+    pub date: String,
+    pub text: String,
+}
+
+/// One atomic fact about one subject, before reconciliation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fact {
+    /// What the fact is about: a named entity ("Acme Robotics") or `User`.
+    pub subject: String,
+    pub tier: Tier,
+    /// `work`, `travel`, …; existing topics are reused.
+    pub topic: String,
+    pub title: String,
+    /// Self-contained prose in the third person, dates absolute.
+    pub body: String,
+    #[serde(default)]
+    pub entities: Vec<FactEntity>,
+    #[serde(default)]
+    pub cues: Vec<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// A slot that holds one value at a time (`employer`): a new value supersedes
+    /// the memories holding the old one.
+    #[serde(default)]
+    pub slot: Option<String>,
+    /// The fact says the subject's slot ended ("last day at Acme").
+    #[serde(default)]
+    pub ends_slot: bool,
+    #[serde(default)]
+    pub valid_from: Option<String>,
+    #[serde(default)]
+    pub valid_to: Option<String>,
+    #[serde(default)]
+    pub timeline: Vec<Dated>,
+    #[serde(default = "default_confidence")]
+    pub confidence: f64,
+    /// Indexes of the session's messages the fact came from.
+    #[serde(default)]
+    pub messages: Vec<usize>,
+    /// References the session could not resolve ("him"); repaired in reconciliation
+    /// when a candidate names who it is, else kept and reported.
+    #[serde(default)]
+    pub unresolved: Vec<String>,
+    /// For facts about the user: what keeps them apart from other facts on the same
+    /// topic (the offline extractor uses `<session>/m<message>`), so a topic does not
+    /// grow into one ever-longer file. Part of the subject key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+fn default_confidence() -> f64 {
+    0.7
+}
+
+impl Fact {
+    /// True when the subject is the user rather than a named entity.
+    pub fn about_user(&self) -> bool {
+        let s = fold_name(&self.subject);
+        s.is_empty() || s == "user"
+    }
+
+    /// The key a memory's path and `subject:` derive from: the folded entity name,
+    /// or `user/<tier>/<topic>[/<group>]` for facts about the user.
+    pub fn subject_key(&self) -> String {
+        if self.about_user() {
+            let group = self
+                .group
+                .as_deref()
+                .map(|g| format!("/{g}"))
+                .unwrap_or_default();
+            format!("user/{}/{}{group}", self.tier, self.topic)
+        } else {
+            fold_name(&self.subject)
+        }
+    }
+}
+
+/// What extraction may consult: the store's topics and entities it already knows.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractContext {
+    pub topics: Vec<String>,
+    pub known: Vec<FactEntity>,
+    /// All user text of the run (every session), so a name capitalised in one
+    /// session is recognised at the start of a sentence in another, although
+    /// sessions are extracted in parallel.
+    pub run_text: std::sync::Arc<String>,
+}
+
+/// A reconciliation verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    New,
+    Extends,
+    Corrects,
+    Supersedes,
+    Duplicate,
+}
+
+/// An existing memory a fact may belong to, as shown to a judge.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    pub path: String,
+    pub title: String,
+    pub subject: Option<String>,
+    pub entities: Vec<String>,
+    pub tags: Vec<String>,
+    /// Per-arm raw scores from retrieval (empty for candidates found by subject).
+    pub arms: BTreeMap<String, ArmScore>,
+    pub snippet: String,
+}
+
+/// A judge's decision about one fact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    pub verdict: Verdict,
+    /// The candidate path the verdict applies to (not for `new`).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Who an unresolved reference names, if a candidate says.
+    #[serde(default)]
+    pub resolved: Option<String>,
+}
+
+/// Turns a session into facts, and optionally judges a fact against candidates.
+/// `Sync` so sessions can be extracted on several threads.
+pub trait Extractor: Sync {
+    /// Names the extractor and its version (written into memories as `extractor:`).
+    fn id(&self) -> String;
+
+    fn extract(&self, session: &Session, ctx: &ExtractContext) -> Result<Vec<Fact>, CortexError>;
+
+    /// True when [`Extractor::judge`] looks at candidates (a model does); the rules
+    /// alone need fewer retrievals.
+    fn judges(&self) -> bool {
+        false
+    }
+
+    /// A verdict for `fact` among `candidates`; `Ok(None)` leaves it to the rules.
+    /// Whatever is returned, a merge still needs subject agreement.
+    fn judge(
+        &self,
+        _fact: &Fact,
+        _candidates: &[Candidate],
+    ) -> Result<Option<Judgement>, CortexError> {
+        Ok(None)
+    }
+}

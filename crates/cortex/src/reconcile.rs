@@ -1,0 +1,620 @@
+//! Reconciliation: where a fact goes, serially, against what the store (and the
+//! session's staged writes) already hold. The rules every extractor shares: a merge
+//! needs subject agreement, paths derive from a hash of the subject, a new holder of
+//! a one-value slot supersedes the current one, a flagged reference is repaired from
+//! the candidates.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gitloom_engine::{Engine, RetrieveRequest};
+use gitloom_model::{
+    EntityRef, Memory, Related, StorePath, TimelineEntry, When, fold_name, normalise_topic, slugify,
+};
+use gitloom_store::ObjectId;
+use serde_json::Value;
+
+use crate::error::CortexError;
+use crate::extract::{Candidate, Extractor, Fact, Judgement, Verdict};
+use crate::text;
+
+/// Key in a memory's frontmatter naming the subject it is about (see [`Fact::subject_key`]).
+pub const SUBJECT_KEY: &str = "subject";
+/// Key listing every `session#messages` a memory was built from.
+pub const SOURCES_KEY: &str = "sources";
+
+/// The writes of one session, before its commit.
+pub struct Staged<'e> {
+    pub engine: &'e Engine,
+    pub head: Option<ObjectId>,
+    pub files: BTreeMap<StorePath, Memory>,
+    /// Paths created in this session.
+    pub created: BTreeSet<StorePath>,
+    /// Paths of memories this session changed that existed before.
+    pub changed: BTreeSet<StorePath>,
+    pub candidates: usize,
+}
+
+/// What reconciliation did with one fact.
+pub struct Outcome {
+    pub verdict: Verdict,
+    pub path: StorePath,
+    pub superseded: Vec<String>,
+    /// (reference, who it resolved to)
+    pub flagged: Vec<(String, Option<String>)>,
+}
+
+fn subject_of(m: &Memory) -> Option<String> {
+    m.front
+        .extra
+        .get(SUBJECT_KEY)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+fn norm(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+impl<'e> Staged<'e> {
+    pub fn new(engine: &'e Engine, candidates: usize) -> Result<Staged<'e>, CortexError> {
+        Ok(Staged {
+            engine,
+            head: engine
+                .store()
+                .head()
+                .map_err(gitloom_engine::EngineError::from)?,
+            files: BTreeMap::new(),
+            created: BTreeSet::new(),
+            changed: BTreeSet::new(),
+            candidates,
+        })
+    }
+
+    /// The memory at `path`: staged, else at HEAD. A file that does not parse is
+    /// left alone (reported by the engine), so it reads as absent here.
+    pub fn load(&self, path: &StorePath) -> Result<Option<Memory>, CortexError> {
+        if let Some(m) = self.files.get(path) {
+            return Ok(Some(m.clone()));
+        }
+        let Some(head) = self.head else {
+            return Ok(None);
+        };
+        let bytes = self
+            .engine
+            .store()
+            .read(head, path)
+            .map_err(gitloom_engine::EngineError::from)?;
+        Ok(bytes.and_then(|b| Memory::parse(path.as_str(), &b).ok()))
+    }
+
+    fn put(&mut self, path: StorePath, m: Memory, is_new: bool) {
+        if is_new && !self.changed.contains(&path) {
+            self.created.insert(path.clone());
+        } else if !self.created.contains(&path) {
+            self.changed.insert(path.clone());
+        }
+        self.files.insert(path, m);
+    }
+
+    /// The memory already about `key`: at its hashed path, among the staged files,
+    /// or among the memories mentioning the subject's name.
+    /// `name`: the entity to look up among the memories mentioning it (`None` for the
+    /// user, whose memories are found by path alone).
+    fn find_subject(
+        &self,
+        name: Option<&str>,
+        key: &str,
+        home: Option<&StorePath>,
+        loose: bool,
+    ) -> Result<Option<StorePath>, CortexError> {
+        if let Some(home) = home
+            && let Some(m) = self.load(home)?
+            && subject_of(&m).as_deref() == Some(key)
+        {
+            return Ok(Some(home.clone()));
+        }
+        for (p, m) in &self.files {
+            if subject_of(m).as_deref() == Some(key) {
+                return Ok(Some(p.clone()));
+            }
+        }
+        let Some(name) = name else {
+            return Ok(None);
+        };
+        let mut paths: Vec<String> = self
+            .engine
+            .entity(name)?
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        let mut first_entity = None;
+        for p in paths {
+            let Ok(sp) = StorePath::parse(&p) else {
+                continue;
+            };
+            if let Some(m) = self.load(&sp)? {
+                if subject_of(&m).as_deref() == Some(key) {
+                    return Ok(Some(sp));
+                }
+                // A memory written by hand has no `subject:`; its first entity says
+                // what it is about. Good enough to link to, never to merge into.
+                if loose
+                    && first_entity.is_none()
+                    && m.front
+                        .entities
+                        .first()
+                        .is_some_and(|e| fold_name(&e.name) == key)
+                {
+                    first_entity = Some(sp);
+                }
+            }
+        }
+        if first_entity.is_some() {
+            return Ok(first_entity);
+        }
+        Ok(None)
+    }
+
+    /// Candidates from precise retrieval (the evidence floor applies), with their
+    /// per-arm raw scores.
+    fn candidates(&self, query: &str) -> Result<Vec<Candidate>, CortexError> {
+        let r = self
+            .engine
+            .retrieve(&RetrieveRequest::new(query).with_limit(self.candidates))?;
+        let mut out = Vec::new();
+        for h in r.hits {
+            let Ok(p) = StorePath::parse(&h.path) else {
+                continue;
+            };
+            let m = self.load(&p)?;
+            out.push(Candidate {
+                path: h.path.clone(),
+                title: h.title.clone(),
+                subject: m.as_ref().and_then(subject_of),
+                entities: m
+                    .as_ref()
+                    .map(|m| {
+                        m.front
+                            .entities
+                            .iter()
+                            .map(|e| match &e.kind {
+                                Some(k) => format!("{} ({k})", e.name),
+                                None => e.name.clone(),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                tags: m.as_ref().map(|m| m.front.tags.clone()).unwrap_or_default(),
+                arms: h.arms.clone(),
+                snippet: h.snippet.clone(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Reconciles one fact (already validated) from `source`.
+    pub fn reconcile(
+        &mut self,
+        mut fact: Fact,
+        source: &str,
+        day: jiff::civil::Date,
+        extractor: &dyn Extractor,
+    ) -> Result<Outcome, CortexError> {
+        let when = When::Date(day);
+        let key = fact.subject_key();
+        let topic = normalise_topic(&fact.topic)?;
+        let topic = if topic.is_empty() {
+            "general".to_owned()
+        } else {
+            topic
+        };
+        let label = if fact.about_user() {
+            // Named by what it says: the title's first words.
+            fact.title
+                .split_whitespace()
+                .take(8)
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            fact.subject.clone()
+        };
+        let hash = blake3::hash(key.as_bytes()).to_hex()[..8].to_owned();
+        let home = StorePath::parse(&format!(
+            "{}/{topic}/{}-{hash}.md",
+            fact.tier,
+            slugify(&label, 50)
+        ))?;
+
+        // Flagged references: repaired from the candidates when one names a person.
+        let mut flagged = Vec::new();
+        if !fact.unresolved.is_empty() {
+            let cands = self.candidates(&fact.body)?;
+            let judged = extractor.judge(&fact, &cands)?.and_then(|j| j.resolved);
+            let who = judged.or_else(|| person_among(&cands));
+            for r in fact.unresolved.clone() {
+                flagged.push((r, who.clone()));
+            }
+            if let Some(name) = &who {
+                fact.body = replace_pronouns(&fact.body, &fact.unresolved, name);
+                fact.title = replace_pronouns(&fact.title, &fact.unresolved, name);
+                if !fact
+                    .entities
+                    .iter()
+                    .any(|e| fold_name(&e.name) == fold_name(name))
+                {
+                    fact.entities.push(crate::extract::FactEntity {
+                        name: name.clone(),
+                        kind: Some("person".into()),
+                    });
+                }
+                fact.unresolved.clear();
+            }
+        }
+
+        let name = (!fact.about_user()).then_some(fact.subject.as_str());
+        let existing = self.find_subject(name, &key, Some(&home), false)?;
+        let (path, mut memory, mut verdict, is_new) = match existing {
+            Some(p) => {
+                let m = self
+                    .load(&p)?
+                    .ok_or_else(|| CortexError::Memory(format!("{p}: vanished while ingesting")))?;
+                let known = norm(&m.body);
+                let fresh: Vec<&str> = split_body(&fact.body)
+                    .into_iter()
+                    .filter(|s| !known.contains(&norm(s)))
+                    .collect();
+                if fresh.is_empty() {
+                    return Ok(Outcome {
+                        verdict: Verdict::Duplicate,
+                        path: p,
+                        superseded: Vec::new(),
+                        flagged,
+                    });
+                }
+                let mut m = m;
+                // Words people use when they fix what they said before.
+                let said = format!(" {} ", gitloom_model::fold_name(&fresh.join(" ")));
+                let corrects = [
+                    " actually ",
+                    " correction ",
+                    " user meant ",
+                    " was wrong ",
+                    " not true ",
+                ]
+                .iter()
+                .any(|c| said.contains(c));
+                m.body = format!("{}\n\n{}\n", m.body.trim_end(), fresh.join(" "));
+                (
+                    p,
+                    m,
+                    if corrects {
+                        Verdict::Corrects
+                    } else {
+                        Verdict::Extends
+                    },
+                    false,
+                )
+            }
+            None => {
+                // A model may name a candidate to merge into; it needs subject agreement.
+                // What the fact says and what it answers: the title, then its first cue.
+                let mut cands = self.candidates(&fact.title)?;
+                if let Some(cue) = fact.cues.first().filter(|_| extractor.judges()) {
+                    for c in self.candidates(cue)? {
+                        if !cands.iter().any(|x| x.path == c.path) {
+                            cands.push(c);
+                        }
+                    }
+                }
+                // Said before, under another subject or group: a candidate already
+                // holds every sentence.
+                let sentences: Vec<String> = split_body(&fact.body).into_iter().map(norm).collect();
+                for c in &cands {
+                    let Ok(p) = StorePath::parse(&c.path) else {
+                        continue;
+                    };
+                    if let Some(m) = self.load(&p)?
+                        && sentences.iter().all(|s| norm(&m.body).contains(s.as_str()))
+                    {
+                        return Ok(Outcome {
+                            verdict: Verdict::Duplicate,
+                            path: p,
+                            superseded: Vec::new(),
+                            flagged,
+                        });
+                    }
+                }
+                let judged = if fact.unresolved.is_empty() {
+                    extractor
+                        .judge(&fact, &cands)?
+                        .filter(|j| j.verdict != Verdict::New)
+                        .and_then(|j| agreeing(&fact, j, &cands))
+                } else {
+                    None
+                };
+                match judged {
+                    Some((Verdict::Duplicate, p)) => {
+                        return Ok(Outcome {
+                            verdict: Verdict::Duplicate,
+                            path: p,
+                            superseded: Vec::new(),
+                            flagged,
+                        });
+                    }
+                    Some((v, p)) => {
+                        let mut m = self
+                            .load(&p)?
+                            .ok_or_else(|| CortexError::Memory(format!("{p}: not found")))?;
+                        m.body = format!("{}\n\n{}\n", m.body.trim_end(), fact.body.trim());
+                        (p, m, v, false)
+                    }
+                    None => {
+                        let mut m =
+                            Memory::new(fact.title.clone(), format!("{}\n", fact.body.trim()));
+                        m.front.created = Some(when);
+                        m.front
+                            .extra
+                            .insert(SUBJECT_KEY.into(), Value::String(key.clone()));
+                        m.front.source = Some(source.to_owned());
+                        (home.clone(), m, Verdict::New, true)
+                    }
+                }
+            }
+        };
+
+        merge_fields(&mut memory, &fact, source, when, extractor)?;
+
+        // One-value slots: the new holder supersedes the current one.
+        let mut superseded = Vec::new();
+        if let Some(slot) = fact.slot.as_ref().filter(|_| !fact.ends_slot) {
+            let mut holders: BTreeMap<StorePath, Memory> = BTreeMap::new();
+            let cue = fact.cues.first().cloned().unwrap_or_else(|| slot.clone());
+            for c in self.candidates(&cue)? {
+                if let Ok(p) = StorePath::parse(&c.path)
+                    && let Some(m) = self.load(&p)?
+                {
+                    holders.insert(p, m);
+                }
+            }
+            for (p, m) in &self.files {
+                holders.insert(p.clone(), m.clone());
+            }
+            holders.retain(|p, m| {
+                *p != path
+                    && m.front.tags.iter().any(|t| t == slot)
+                    && subject_of(m).as_deref() != Some(key.as_str())
+            });
+            let replaced: BTreeSet<String> = holders
+                .values()
+                .flat_map(|m| m.front.supersedes.clone())
+                .collect();
+            let valid_from = memory.front.valid_from.unwrap_or(when);
+            for (p, mut old) in holders {
+                if replaced.contains(p.as_str())
+                    || memory.front.supersedes.iter().any(|s| s == p.as_str())
+                {
+                    continue;
+                }
+                memory.front.supersedes.push(p.to_string());
+                let rel = Related {
+                    label: Some(format!("previous-{slot}")),
+                    target: p.to_string(),
+                };
+                if !memory.front.related.contains(&rel) {
+                    memory.front.related.push(rel);
+                }
+                if old.front.valid_to.is_none() {
+                    old.front.valid_to = Some(valid_from);
+                    old.front.updated = Some(when);
+                }
+                superseded.push(p.to_string());
+                self.put(p, old, false);
+            }
+            if !superseded.is_empty() && verdict == Verdict::New {
+                verdict = Verdict::Supersedes;
+            }
+        }
+
+        // Relate: link to memories about the other people, places and things named.
+        for e in fact
+            .entities
+            .iter()
+            .skip(if fact.about_user() { 0 } else { 1 })
+        {
+            let ek = fold_name(&e.name);
+            if ek == key {
+                continue;
+            }
+            if let Some(p) = self.find_subject(Some(&e.name), &ek, None, true)?
+                && p != path
+            {
+                let label = e.kind.clone().unwrap_or_else(|| "mentions".into());
+                let rel = Related {
+                    label: Some(slugify(&label, 30)),
+                    target: p.to_string(),
+                };
+                if !memory.front.related.iter().any(|r| r.target == rel.target) {
+                    memory.front.related.push(rel);
+                }
+            }
+        }
+        if !fact.unresolved.is_empty() {
+            memory.front.extra.insert(
+                "unresolved".into(),
+                Value::Array(
+                    fact.unresolved
+                        .iter()
+                        .map(|u| Value::String(u.clone()))
+                        .collect(),
+                ),
+            );
+        }
+        self.put(path.clone(), memory, is_new);
+        Ok(Outcome {
+            verdict,
+            path,
+            superseded,
+            flagged,
+        })
+    }
+}
+
+fn split_body(body: &str) -> Vec<&str> {
+    // Sentences as the extractor joined them; a model body may be one paragraph.
+    let mut out = Vec::new();
+    let mut start = 0;
+    let b = body.as_bytes();
+    for i in 0..b.len() {
+        if matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1).is_some_and(|c| *c == b' ') {
+            out.push(body[start..=i].trim());
+            start = i + 1;
+        }
+    }
+    if start < body.len() && !body[start..].trim().is_empty() {
+        out.push(body[start..].trim());
+    }
+    out
+}
+
+/// The person a candidate is about, best candidate first.
+fn person_among(cands: &[Candidate]) -> Option<String> {
+    for c in cands {
+        for e in &c.entities {
+            if let Some(name) = e.strip_suffix(" (person)") {
+                return Some(name.to_owned());
+            }
+        }
+    }
+    None
+}
+
+fn replace_pronouns(text: &str, pronouns: &[String], name: &str) -> String {
+    let mut out = Vec::new();
+    for w in text.split(' ') {
+        let core = w.trim_end_matches(|c: char| !c.is_alphanumeric());
+        let tail = &w[core.len()..];
+        let l = core.to_lowercase();
+        if pronouns.contains(&l) {
+            let rep = if matches!(l.as_str(), "his" | "hers") {
+                format!("{name}'s")
+            } else {
+                name.to_owned()
+            };
+            out.push(format!("{rep}{tail}"));
+        } else {
+            out.push(w.to_owned());
+        }
+    }
+    out.join(" ")
+}
+
+/// A judge's merge stands only with subject agreement: a shared entity or real
+/// lexical overlap with the target; otherwise the fact is filed as new.
+fn agreeing(fact: &Fact, j: Judgement, cands: &[Candidate]) -> Option<(Verdict, StorePath)> {
+    let target = j.target?;
+    let c = cands.iter().find(|c| c.path == target)?;
+    let names: BTreeSet<String> = fact.entities.iter().map(|e| fold_name(&e.name)).collect();
+    let shared = c
+        .entities
+        .iter()
+        .any(|e| names.contains(&fold_name(&EntityRef::parse(e).name)))
+        || c.subject.as_deref() == Some(fact.subject_key().as_str());
+    let overlap = text::overlap(
+        &text::content_words(&format!("{} {}", fact.title, fact.body)),
+        &text::content_words(&format!("{} {}", c.title, c.snippet)),
+    );
+    (shared || overlap >= 0.5).then(|| StorePath::parse(&target).ok().map(|p| (j.verdict, p)))?
+}
+
+fn merge_fields(
+    m: &mut Memory,
+    fact: &Fact,
+    source: &str,
+    when: When,
+    extractor: &dyn Extractor,
+) -> Result<(), CortexError> {
+    let f = &mut m.front;
+    for c in &fact.cues {
+        if f.cues.len() < 8 && !f.cues.iter().any(|x| x.eq_ignore_ascii_case(c)) {
+            f.cues.push(c.clone());
+        }
+    }
+    for t in &fact.tags {
+        if !f.tags.contains(t) {
+            f.tags.push(t.clone());
+        }
+    }
+    for e in &fact.entities {
+        if !f
+            .entities
+            .iter()
+            .any(|x| fold_name(&x.name) == fold_name(&e.name))
+        {
+            f.entities.push(EntityRef {
+                name: e.name.clone(),
+                kind: e.kind.clone(),
+                role: None,
+            });
+        }
+    }
+    let parse = |what: &str, s: &str| {
+        When::parse(s)
+            .map_err(|e| CortexError::Memory(format!("fact {:?}: {what}: {e}", fact.title)))
+    };
+    if let Some(v) = &fact.valid_from
+        && f.valid_from.is_none()
+    {
+        f.valid_from = Some(parse("valid_from", v)?);
+    }
+    if let Some(v) = &fact.valid_to {
+        f.valid_to = Some(parse("valid_to", v)?);
+    }
+    for d in &fact.timeline {
+        let entry = TimelineEntry {
+            date: parse("timeline", &d.date)?,
+            text: d.text.clone(),
+        };
+        if !f.timeline.contains(&entry) {
+            f.timeline.push(entry);
+        }
+    }
+    f.timeline.sort_by_key(|t| t.date.unix_seconds());
+    f.confidence = Some(
+        f.confidence
+            .map_or(fact.confidence, |c| c.max(fact.confidence)),
+    );
+    // Re-extracting an old session must not move `updated` backwards.
+    if f.updated
+        .is_none_or(|u| u.unix_seconds() < when.unix_seconds())
+    {
+        f.updated = Some(when);
+    }
+    let msgs = fact
+        .messages
+        .iter()
+        .map(|m| format!("m{m}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let src = if msgs.is_empty() {
+        source.to_owned()
+    } else {
+        format!("{source}#{msgs}")
+    };
+    let sources = f
+        .extra
+        .entry(SOURCES_KEY.to_owned())
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(a) = sources
+        && !a.iter().any(|v| v.as_str() == Some(src.as_str()))
+    {
+        a.push(Value::String(src));
+    }
+    f.extra
+        .insert("extractor".into(), Value::String(extractor.id()));
+    Ok(())
+}

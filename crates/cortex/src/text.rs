@@ -1,0 +1,736 @@
+//! Plain-text helpers of the offline extractor: sentences, tokens, first-person
+//! rewriting and entity spotting. Deterministic and model-free; they trade recall
+//! for never inventing a subject that is not in the text.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use gitloom_model::fold_name;
+use regex::Regex;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Abbreviations after which UAX #29 wrongly ends a sentence ("Dr. Weber").
+const ABBREVIATIONS: &[&str] = &[
+    "dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "e.g.", "i.e.", "vs.", "etc.", "no.", "approx.",
+    "jr.", "sr.", "mt.", "ca.",
+];
+
+/// Splits text into sentences: UAX #29 boundaries, glued back over abbreviations,
+/// and split again at line breaks (chat messages use them as sentence ends).
+pub fn sentences(text: &str) -> Vec<String> {
+    let text = text.replace(['\u{2019}', '\u{2018}'], "'");
+    let mut out: Vec<String> = Vec::new();
+    for line in text.split('\n') {
+        let mut pending = String::new();
+        for s in line.unicode_sentences() {
+            pending.push_str(s);
+            let last = pending
+                .split_whitespace()
+                .last()
+                .unwrap_or_default()
+                .to_lowercase();
+            if ABBREVIATIONS.contains(&last.as_str()) {
+                continue;
+            }
+            let t = pending.trim();
+            if !t.is_empty() {
+                out.push(t.to_owned());
+            }
+            pending.clear();
+        }
+        let t = pending.trim();
+        if !t.is_empty() {
+            out.push(t.to_owned());
+        }
+    }
+    out
+}
+
+/// Words that begin sentences but are not names. A capitalised first word is a name
+/// only if it is not one of these and the session also capitalises it mid-sentence
+/// (or the store already knows it).
+pub const COMMON: &[&str] = &[
+    "a",
+    "about",
+    "actually",
+    "after",
+    "again",
+    "all",
+    "also",
+    "although",
+    "an",
+    "and",
+    "another",
+    "any",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "back",
+    "because",
+    "before",
+    "being",
+    "big",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "done",
+    "during",
+    "each",
+    "either",
+    "even",
+    "every",
+    "everything",
+    "few",
+    "first",
+    "for",
+    "from",
+    "generally",
+    "good",
+    "great",
+    "had",
+    "has",
+    "have",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "him",
+    "his",
+    "how",
+    "however",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "last",
+    "later",
+    "let",
+    "like",
+    "mainly",
+    "many",
+    "maybe",
+    "me",
+    "more",
+    "most",
+    "mostly",
+    "much",
+    "my",
+    "never",
+    "new",
+    "next",
+    "no",
+    "nor",
+    "not",
+    "nothing",
+    "now",
+    "of",
+    "oh",
+    "ok",
+    "okay",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "out",
+    "over",
+    "perfect",
+    "please",
+    "probably",
+    "quite",
+    "really",
+    "right",
+    "same",
+    "she",
+    "should",
+    "since",
+    "small",
+    "so",
+    "some",
+    "something",
+    "sometimes",
+    "still",
+    "such",
+    "sure",
+    "thanks",
+    "thank",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "though",
+    "through",
+    "to",
+    "today",
+    "tomorrow",
+    "tonight",
+    "too",
+    "two",
+    "three",
+    "four",
+    "five",
+    "under",
+    "until",
+    "up",
+    "updates",
+    "update",
+    "us",
+    "very",
+    "was",
+    "we",
+    "well",
+    "were",
+    "what",
+    "when",
+    "where",
+    "whenever",
+    "which",
+    "while",
+    "who",
+    "why",
+    "will",
+    "with",
+    "would",
+    "yes",
+    "yesterday",
+    "yet",
+    "you",
+    "your",
+    "always",
+    "big",
+    "news",
+    "confession",
+    "told",
+    "bought",
+    "grew",
+    "got",
+    "went",
+    "came",
+    "booked",
+    "started",
+    "moved",
+    "yeah",
+    "hey",
+    "hi",
+    "hello",
+    "wow",
+    "sorry",
+    "cheap",
+    "seven",
+    "six",
+    "eight",
+    "nine",
+    "ten",
+    "born",
+    "anyway",
+    "btw",
+    "plus",
+    "hmm",
+    "great",
+    "nice",
+    "cool",
+];
+
+/// Calendar words: dates, never entities.
+const CALENDAR: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "mondays",
+    "tuesdays",
+    "wednesdays",
+    "thursdays",
+    "fridays",
+    "saturdays",
+    "sundays",
+    "user",
+];
+
+/// Prepositions after which a name is where or for what, not what a sentence is about.
+const PLACE_PREPS: &[&str] = &[
+    "in", "to", "near", "for", "into", "around", "about", "via", "during", "than", "like",
+];
+/// Prepositions after which a name may still be the subject when nothing better is named.
+const WEAK_PREPS: &[&str] = &["at", "from", "with", "by", "of"];
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "my", "our", "his", "her", "their", "this", "that",
+];
+
+const PERSON_CUES: &[&str] = &[
+    "friend",
+    "sister",
+    "brother",
+    "mother",
+    "father",
+    "mum",
+    "mom",
+    "dad",
+    "wife",
+    "husband",
+    "partner",
+    "girlfriend",
+    "boyfriend",
+    "son",
+    "daughter",
+    "manager",
+    "boss",
+    "colleague",
+    "neighbour",
+    "neighbor",
+    "landlord",
+    "landlady",
+    "dr.",
+    "mr.",
+    "mrs.",
+    "ms.",
+    "uncle",
+    "aunt",
+    "cousin",
+    "grandma",
+    "grandpa",
+    "grandmother",
+    "grandfather",
+    "roommate",
+    "flatmate",
+    "teacher",
+    "coach",
+    "doctor",
+    "therapist",
+    "frau",
+    "herr",
+    "fiance",
+    "fiancee",
+    "niece",
+    "nephew",
+    "mentor",
+    "named",
+    "name",
+];
+const PET_CUES: &[&str] = &[
+    "cat", "dog", "kitten", "puppy", "pet", "hamster", "parrot", "rabbit", "horse", "bird",
+];
+const ORG_SUFFIX: &[&str] = &[
+    "ai",
+    "inc",
+    "gmbh",
+    "ltd",
+    "labs",
+    "lab",
+    "robotics",
+    "vision",
+    "systems",
+    "technologies",
+    "university",
+    "bank",
+    "corp",
+    "company",
+    "group",
+    "studio",
+    "studios",
+    "college",
+    "school",
+    "institute",
+    "hospital",
+    "agency",
+    "foundation",
+    "llc",
+    "ag",
+    "se",
+];
+
+/// One entity spotted in a sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spotted {
+    pub name: String,
+    pub kind: Option<String>,
+    /// Word index where the name starts.
+    pub at: usize,
+    /// The preposition before it (after skipping determiners), if any.
+    pub prep: Option<String>,
+}
+
+/// Known names: from the store and from the session itself.
+#[derive(Debug, Clone, Default)]
+pub struct Lexicon {
+    /// (folded name, display name, kind)
+    pub known: Vec<(String, String, Option<String>)>,
+    /// Words the session capitalises in the middle of a sentence.
+    pub mid_caps: HashSet<String>,
+}
+
+fn trim_token(t: &str) -> &str {
+    t.trim_matches(|c: char| {
+        !(c.is_alphanumeric()
+            || c == '+'
+            || c == '#'
+            || c == '/'
+            || c == '.'
+            || c == '-'
+            || c == '\'')
+    })
+    .trim_end_matches(['.', '\'', '-'])
+    .trim_end_matches("'s")
+}
+
+fn ends_phrase(raw: &str) -> bool {
+    raw.ends_with([',', ';', ':', '!', '?', ')', '"'])
+        || (raw.ends_with('.') && !raw.ends_with(".."))
+}
+
+fn is_cap(t: &str) -> bool {
+    t.chars().next().is_some_and(char::is_uppercase)
+}
+
+fn has_digit(t: &str) -> bool {
+    t.chars().any(|c| c.is_ascii_digit())
+}
+
+impl Lexicon {
+    /// Learns which words the text capitalises mid-sentence.
+    pub fn learn(&mut self, text: &str) {
+        for s in sentences(text) {
+            for (i, raw) in s.split_whitespace().enumerate() {
+                let t = trim_token(raw);
+                if i > 0 && is_cap(t) && t != "I" && !t.starts_with("I'") {
+                    self.mid_caps.insert(t.to_lowercase());
+                }
+            }
+        }
+    }
+
+    pub fn add_known(&mut self, name: &str, kind: Option<String>) {
+        let f = fold_name(name);
+        if f.is_empty() || self.known.iter().any(|(k, _, _)| *k == f) {
+            return;
+        }
+        self.known.push((f, name.to_owned(), kind));
+    }
+
+    fn known_kind(&self, name: &str) -> Option<Option<String>> {
+        let f = fold_name(name);
+        self.known
+            .iter()
+            .find(|(k, _, _)| *k == f)
+            .map(|(_, _, kind)| kind.clone())
+    }
+
+    /// Names in one sentence, in order.
+    pub fn spot(&self, sentence: &str) -> Vec<Spotted> {
+        let raw: Vec<&str> = sentence.split_whitespace().collect();
+        let words: Vec<&str> = raw.iter().map(|r| trim_token(r)).collect();
+        let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let mut out: Vec<Spotted> = Vec::new();
+        let mut i = 0;
+        while i < words.len() {
+            let w = words[i];
+            let l = lower[i].as_str();
+            let cap = is_cap(w) && w != "I" && !w.starts_with("I'") && !CALENDAR.contains(&l);
+            let initial = i == 0 || raw[i - 1].ends_with(':');
+            let acronym = w.len() > 1
+                && w.chars()
+                    .filter(|c| c.is_alphabetic())
+                    .all(char::is_uppercase);
+            let starts = cap
+                && if initial {
+                    self.initial_is_name(w, words.get(i + 1))
+                } else {
+                    !COMMON.contains(&l) || acronym
+                };
+            if !starts {
+                i += 1;
+                continue;
+            }
+            let begin = i;
+            let mut end = i + 1;
+            if !ends_phrase(raw[i]) {
+                while end < words.len() {
+                    let n = words[end];
+                    let l = &lower[end];
+                    let connector = matches!(
+                        l.as_str(),
+                        "of" | "de" | "von" | "van" | "der" | "&" | "du" | "la"
+                    ) && words.get(end + 1).is_some_and(|x| is_cap(x));
+                    let cont = (is_cap(n)
+                        && !CALENDAR.contains(&l.as_str())
+                        && !COMMON.contains(&l.as_str()))
+                        || (has_digit(n) && !n.contains(','))
+                        || connector;
+                    if !cont || n.is_empty() {
+                        break;
+                    }
+                    end += 1;
+                    if ends_phrase(raw[end - 1]) {
+                        break;
+                    }
+                }
+            }
+            let name = words[begin..end].join(" ");
+            let name = name.trim_end_matches(['.', ',']).to_owned();
+            i = end;
+            if name.chars().filter(|c| c.is_alphabetic()).count() < 2 {
+                continue;
+            }
+            let mut p = begin;
+            while p > 0 && DETERMINERS.contains(&lower[p - 1].as_str()) {
+                p -= 1;
+            }
+            let prep = (p > 0)
+                .then(|| lower[p - 1].clone())
+                .filter(|x| PLACE_PREPS.contains(&x.as_str()) || WEAK_PREPS.contains(&x.as_str()));
+            let kind = self.kind_of(&name, &lower, begin, end, prep.as_deref());
+            out.push(Spotted {
+                name,
+                kind,
+                at: begin,
+                prep,
+            });
+        }
+        // Known names written in lower case ("mellob") still count.
+        let folded = format!(" {} ", fold_name(sentence));
+        for (f, display, kind) in &self.known {
+            if folded.contains(&format!(" {f} ")) && !out.iter().any(|s| fold_name(&s.name) == *f) {
+                let at = lower
+                    .iter()
+                    .position(|w| fold_name(w) == f.split(' ').next().unwrap_or_default())
+                    .unwrap_or(0);
+                out.push(Spotted {
+                    name: display.clone(),
+                    kind: kind.clone(),
+                    at,
+                    prep: None,
+                });
+            }
+        }
+        out.sort_by_key(|s| s.at);
+        out
+    }
+
+    fn initial_is_name(&self, w: &str, next: Option<&&str>) -> bool {
+        let l = w.to_lowercase();
+        if COMMON.contains(&l.as_str()) {
+            return false;
+        }
+        self.known_kind(w).is_some()
+            || self.mid_caps.contains(&l)
+            || next.is_some_and(|n| is_cap(n) && !COMMON.contains(&n.to_lowercase().as_str()))
+    }
+
+    fn kind_of(
+        &self,
+        name: &str,
+        lower: &[String],
+        begin: usize,
+        end: usize,
+        prep: Option<&str>,
+    ) -> Option<String> {
+        if let Some(k) = self.known_kind(name).flatten() {
+            return Some(k);
+        }
+        let before: Vec<&str> = lower[begin.saturating_sub(2)..begin]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        if before.iter().any(|b| PET_CUES.contains(b)) {
+            return Some("pet".into());
+        }
+        if before.iter().any(|b| PERSON_CUES.contains(b)) {
+            return Some("person".into());
+        }
+        if lower.get(end).is_some_and(|n| {
+            matches!(
+                n.as_str(),
+                "she" | "he" | "she's" | "he's" | "says" | "said"
+            )
+        }) {
+            return Some("person".into());
+        }
+        let last = fold_name(name.rsplit(' ').next().unwrap_or_default());
+        if name.contains(' ') && ORG_SUFFIX.contains(&last.as_str()) {
+            return Some("org".into());
+        }
+        if before.iter().any(|b| {
+            matches!(
+                *b,
+                "offer" | "joined" | "join" | "job" | "employer" | "company"
+            )
+        }) {
+            return Some("org".into());
+        }
+        if has_digit(name) {
+            return Some("product".into());
+        }
+        if matches!(prep, Some("in" | "to" | "near" | "from")) {
+            return Some("place".into());
+        }
+        None
+    }
+}
+
+static FIRST_PERSON: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    let rules: &[(&str, &str)] = &[
+        (r"\bI'm\b|\bI am\b", "User is"),
+        (r"\bI've\b", "User has"),
+        (r"\bI'll\b", "User will"),
+        (r"\bI'd\b", "User would"),
+        (r"\bI don't\b|\bI do not\b", "User does not"),
+        (r"\bI didn't\b", "User did not"),
+        (r"\bI have\b", "User has"),
+        (r"\bI do\b", "User does"),
+        (r"\bI\b", "User"),
+        (r"\b[Mm]y\b", "User's"),
+        (r"\b[Mm]ine\b", "User's"),
+        (r"\b[Mm]yself\b", "User"),
+        (r"\bme\b", "User"),
+    ];
+    rules
+        .iter()
+        .map(|(p, r)| (Regex::new(p).expect("valid first-person pattern"), *r))
+        .collect()
+});
+
+static THIRD_PERSON_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bUser (start|work|live|like|love|take|need|want|know|think|climb|bike|water|go|eat|speak|use|prefer|own|hate|plan|study|play|run|teach|drive|cook|read|write|walk|swim|visit|keep|feel|get|make|come|buy|pay|wear|watch|listen|practice|practise|train|commute|hope|miss|enjoy|call|lead|stay|move|leave|sleep)\b")
+        .expect("valid verb pattern")
+});
+
+/// Rewrites first person into third ("I'm vegetarian" → "User is vegetarian") so a
+/// memory reads the same whoever retrieves it.
+pub fn third_person(sentence: &str) -> String {
+    let mut s = sentence.replace(['\u{2019}', '\u{2018}'], "'");
+    for (re, rep) in FIRST_PERSON.iter() {
+        s = re.replace_all(&s, *rep).into_owned();
+    }
+    s = THIRD_PERSON_VERB
+        .replace_all(&s, |c: &regex::Captures| {
+            let v = &c[1];
+            let inflected =
+                if v.ends_with('o') || v.ends_with("ch") || v.ends_with("sh") || v.ends_with('s') {
+                    format!("{v}es")
+                } else if v == "have" {
+                    "has".to_owned()
+                } else {
+                    format!("{v}s")
+                };
+            format!("User {inflected}")
+        })
+        .into_owned();
+    s
+}
+
+/// Lowercase content words (no stopwords, at least 3 letters), for overlap tests.
+pub fn content_words(text: &str) -> HashSet<String> {
+    fold_name(text)
+        .split(' ')
+        .filter(|w| w.len() >= 3 && !COMMON.contains(w) && !STOP.contains(w))
+        .map(str::to_owned)
+        .collect()
+}
+
+const STOP: &[&str] = &[
+    "user", "users", "the", "and", "for", "with", "was", "has", "had", "are", "not", "but",
+];
+
+/// Content words in order of appearance, each once.
+pub fn content_words_ordered(text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    fold_name(text)
+        .split(' ')
+        .filter(|w| w.len() >= 3 && !COMMON.contains(w) && !STOP.contains(w))
+        .filter(|w| seen.insert(w.to_string()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Share of the smaller set's words found in the other (0 when either is empty).
+pub fn overlap(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    let n = a.len().min(b.len());
+    if n == 0 {
+        return 0.0;
+    }
+    a.intersection(b).count() as f64 / n as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_survive_abbreviations() {
+        let s = sentences("I took her to Dr. Weber this morning. Just a hairball! Ok?\nNew line");
+        assert_eq!(
+            s,
+            vec![
+                "I took her to Dr. Weber this morning.",
+                "Just a hairball!",
+                "Ok?",
+                "New line"
+            ]
+        );
+    }
+
+    #[test]
+    fn first_person_becomes_user() {
+        assert_eq!(
+            third_person("I'm vegetarian and my cat eats fish"),
+            "User is vegetarian and User's cat eats fish"
+        );
+        assert_eq!(
+            third_person("I start on 10 June, I live alone"),
+            "User starts on 10 June, User lives alone"
+        );
+    }
+
+    #[test]
+    fn names_are_spotted_with_kinds() {
+        let mut lex = Lexicon::default();
+        lex.learn("Today I bought a Sony a7 III at Calumet. Told my friend Arjun about Japan.");
+        let s = lex.spot("Today I bought a Sony a7 III with the kit lens at Calumet, 1,549 euros.");
+        let names: Vec<&str> = s.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, vec!["Sony a7 III", "Calumet"]);
+        assert_eq!(s[0].kind.as_deref(), Some("product"));
+        assert_eq!(s[1].prep.as_deref(), Some("at"));
+        let s = lex.spot("Told my friend Arjun about the Japan trip, he was thrilled.");
+        assert_eq!(s[0].name, "Arjun");
+        assert_eq!(s[0].kind.as_deref(), Some("person"));
+        assert_eq!(s[1].prep.as_deref(), Some("about"));
+        let s = lex.spot("I accepted an offer from Orbital AI this morning.");
+        assert_eq!(
+            (s[0].name.as_str(), s[0].kind.as_deref()),
+            ("Orbital AI", Some("org"))
+        );
+    }
+}

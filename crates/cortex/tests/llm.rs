@@ -1,0 +1,585 @@
+//! The model path against a real HTTP server on 127.0.0.1 that speaks the
+//! chat-completions wire format and replays scripted replies: a 429, a timeout,
+//! malformed JSON, then a valid answer.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gitloom_cortex::llm::{ChatClient, ChatConfig};
+use gitloom_cortex::{IngestOptions, ModelExtractor, answer, ingest, parse_sessions};
+use gitloom_engine::{EmbedderChoice, Engine, EngineOptions};
+use serde_json::{Value, json};
+
+/// One scripted reply.
+#[derive(Clone)]
+enum Reply {
+    /// Status and raw body.
+    Http(u16, String),
+    /// Read the request, then say nothing until the client gives up.
+    Hang,
+    /// A chat completion whose message content is this text.
+    Content(String),
+}
+
+struct Server {
+    url: String,
+    /// Each request's headers (lowercased names) and JSON body.
+    seen: Arc<Mutex<Vec<(String, Value)>>>,
+    /// Most requests ever in flight at once.
+    max_in_flight: Arc<AtomicUsize>,
+}
+
+fn read_request(stream: &mut TcpStream) -> Option<(String, Value)> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut headers = String::new();
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().ok()?;
+        }
+        headers.push_str(&line.to_lowercase());
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    Some((headers, serde_json::from_slice(&body).ok()?))
+}
+
+fn respond(stream: &mut TcpStream, status: u16, body: &str, extra: &str) {
+    let reason = if status == 200 { "OK" } else { "Scripted" };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+        body.len()
+    );
+    let _ = stream.flush();
+}
+
+/// Serves `script` in order, one reply per connection (each on its own thread, so
+/// a hanging reply does not hold up the retry behind it); after the script, the
+/// last reply repeats.
+fn serve(script: Vec<Reply>) -> Server {
+    serve_with(move |n, _| script.get(n).or(script.last()).cloned().expect("a script"))
+}
+
+/// Serves the reply `reply_for(connection number, request body)` chooses.
+fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let max_in_flight = Arc::new(AtomicUsize::new(0));
+    let (log, max) = (Arc::clone(&seen), Arc::clone(&max_in_flight));
+    let reply_for = Arc::new(reply_for);
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for (n, conn) in listener.incoming().enumerate() {
+            let Ok(mut stream) = conn else { continue };
+            let (log, max, reply_for, in_flight) = (
+                Arc::clone(&log),
+                Arc::clone(&max),
+                Arc::clone(&reply_for),
+                Arc::clone(&in_flight),
+            );
+            std::thread::spawn(move || {
+                let Some(req) = read_request(&mut stream) else {
+                    return;
+                };
+                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                max.fetch_max(now, Ordering::SeqCst);
+                let reply = reply_for(n, &req.1);
+                log.lock().expect("log").push(req);
+                match reply {
+                    Reply::Http(status, body) => {
+                        let extra = if status == 429 {
+                            "Retry-After: 0\r\n"
+                        } else {
+                            ""
+                        };
+                        respond(&mut stream, status, &body, extra);
+                    }
+                    Reply::Hang => {
+                        // Hold the connection open until the client has timed out and closed it.
+                        let mut buf = [0u8; 1];
+                        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                        let _ = stream.read(&mut buf);
+                    }
+                    Reply::Content(text) => {
+                        let body = json!({
+                            "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
+                            "choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": text}}]
+                        });
+                        respond(&mut stream, 200, &body.to_string(), "");
+                    }
+                }
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    Server {
+        url,
+        seen,
+        max_in_flight,
+    }
+}
+
+fn client(url: &str, retries: u32) -> ChatClient {
+    let mut c = ChatConfig::new(url, "scripted-model");
+    c.api_key_env = Some("GITLOOM_CORTEX_TEST_KEY_UNSET".into());
+    c.timeout = Duration::from_millis(400);
+    c.max_retries = retries;
+    c.backoff = Duration::from_millis(5);
+    ChatClient::new(c).expect("client")
+}
+
+fn store(dir: &Path) -> Engine {
+    Engine::init_with(
+        dir,
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("store")
+}
+
+const SESSION: &str = r#"[{"id": "s1", "date": "2026-07-30", "messages": [
+  {"role": "user", "content": "I accepted an offer from Orbital AI this morning. I start Monday 3 August."},
+  {"role": "assistant", "content": "Congratulations!"}]}]"#;
+
+fn good_facts() -> String {
+    json!({"facts": [{
+        "subject": "Orbital AI", "tier": "facts", "topic": "work",
+        "title": "Works at Orbital AI from 2026-08-03",
+        "body": "User accepted an offer from Orbital AI on 2026-07-30 and starts on 2026-08-03.",
+        "entities": [{"name": "Orbital AI", "kind": "org"}],
+        "cues": ["where do I work", "who is my employer", "when did I start at Orbital AI"],
+        "slot": "employer", "ends_slot": false, "valid_from": "2026-08-03", "valid_to": null,
+        "timeline": [{"date": "2026-08-03", "text": "starts at Orbital AI"}],
+        "confidence": 0.9, "messages": [0], "unresolved": []
+    }]})
+    .to_string()
+}
+
+#[test]
+fn model_extraction_survives_429_timeout_and_malformed_output() {
+    let server = serve(vec![
+        Reply::Http(429, r#"{"error": {"message": "slow down"}}"#.into()),
+        Reply::Hang,
+        Reply::Content("{\"facts\": [ this is not json".into()),
+        Reply::Content(json!({"facts": [{"subject": "x"}]}).to_string()),
+        Reply::Content(good_facts()),
+    ]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(SESSION).expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 4));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(report.errors, 0, "{report:#?}");
+    assert_eq!((report.new, report.commits), (1, 1), "{report:#?}");
+
+    let path = &report.sessions[0].paths[0];
+    let content = engine.get(path, None).expect("written").content;
+    assert!(
+        content.contains("valid_from: 2026-08-03")
+            || content.contains("valid_from: \"2026-08-03\""),
+        "{content}"
+    );
+    assert!(content.contains("where do I work"), "{content}");
+    assert!(
+        content.contains("sessions/2026-07-30/s1.md#m0"),
+        "{content}"
+    );
+
+    let seen = server.seen.lock().expect("log");
+    assert_eq!(
+        seen.len(),
+        5,
+        "429, timeout, malformed, out of schema, good"
+    );
+    let (headers, body) = &seen[0];
+    assert!(
+        headers.starts_with("post /v1/chat/completions "),
+        "{headers}"
+    );
+    assert!(!headers.contains("authorization"), "no key set, none sent");
+    assert_eq!(body["model"], "scripted-model");
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(body["messages"][0]["role"], "system");
+    // The system prompt is the stable, cacheable prefix; the session goes after it.
+    assert_eq!(
+        body["messages"][0]["content"],
+        gitloom_cortex::EXTRACT_PROMPT
+    );
+    assert!(
+        body["messages"][1]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("[m0] user: I accepted"))
+    );
+}
+
+#[test]
+fn output_that_stays_malformed_is_reported_and_never_written() {
+    let server = serve(vec![Reply::Content("not json at all".into())]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(SESSION).expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 2));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(report.errors, 1);
+    let err = &report.sessions[0].errors[0];
+    assert!(
+        err.contains("model output rejected") && err.contains("after 3 attempts"),
+        "{err}"
+    );
+    assert_eq!(server.seen.lock().expect("log").len(), 3);
+    // Only the transcript was committed: nothing invalid, nothing lost.
+    assert_eq!(report.sessions[0].paths, Vec::<String>::new());
+    let tree = engine.tree(None).expect("tree");
+    let listing = serde_json::to_string(&tree).expect("json");
+    assert!(!listing.contains("facts/"), "{listing}");
+    assert!(engine.get("sessions/2026-07-30/s1.md", None).is_ok());
+}
+
+#[test]
+fn a_client_error_is_not_retried() {
+    let server = serve(vec![Reply::Http(
+        401,
+        r#"{"error": {"message": "bad key"}}"#.into(),
+    )]);
+    let err = client(&server.url, 3)
+        .complete(&[gitloom_cortex::llm::ChatMessage::user("hi")], None)
+        .expect_err("401");
+    assert!(err.to_string().contains("HTTP 401"), "{err}");
+    assert_eq!(server.seen.lock().expect("log").len(), 1);
+}
+
+#[test]
+fn answers_cite_memories_and_abstain_without_evidence() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    engine
+        .write(
+            "facts/work/orbital-ai.md",
+            b"---\ntitle: Works at Orbital AI\ncues: [where do I work]\n---\nUser is an ML engineer at Orbital AI.\n",
+            None,
+        )
+        .expect("write");
+    let server = serve(vec![Reply::Content(
+        json!({"answer": "At Orbital AI, as an ML engineer.", "cited": ["facts/work/orbital-ai.md"]}).to_string(),
+    )]);
+    let llm = client(&server.url, 1);
+    let a = answer(&engine, "where do i work", Some(&llm), 5).expect("answer");
+    assert_eq!(a.text.as_deref(), Some("At Orbital AI, as an ML engineer."));
+    assert_eq!(a.cited, vec!["facts/work/orbital-ai.md"]);
+    assert!(!a.abstained && !a.evidence.is_empty());
+    // No model: only the evidence.
+    let a = answer(&engine, "where do i work", None, 5).expect("answer");
+    assert!(a.text.is_none() && a.evidence[0].path == "facts/work/orbital-ai.md");
+    // Nothing relevant: abstain, and the model is not asked.
+    let before = server.seen.lock().expect("log").len();
+    let a = answer(&engine, "what is my favourite volcano", Some(&llm), 5).expect("answer");
+    assert!(a.abstained && a.cited.is_empty(), "{a:?}");
+    assert_eq!(server.seen.lock().expect("log").len(), before);
+}
+
+fn fact_json(subject: &str, title: &str, body: &str, entities: Value) -> String {
+    json!({"facts": [{
+        "subject": subject, "tier": "facts", "topic": "hardware", "title": title, "body": body,
+        "entities": entities,
+        "cues": ["what did I buy", "what hardware do I have", "how much power does my graphics card draw"],
+        "slot": null, "ends_slot": false, "valid_from": null, "valid_to": null, "timeline": [],
+        "confidence": 0.8, "messages": [0], "unresolved": []
+    }]})
+    .to_string()
+}
+
+const CAMERA: &[u8] = b"---\ntitle: Sony a7 III camera purchase\ncues: [what camera did I buy, what did I buy]\nentities: [Sony a7 III (product)]\n---\nUser bought a Sony a7 III camera with the kit lens.\n";
+
+/// I1 by construction: a model that wants to merge a fact into a memory about
+/// another subject is overruled; the fact is filed as new.
+#[test]
+fn a_model_merge_without_subject_agreement_is_filed_as_new() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    engine
+        .write("facts/purchases/sony-a7-iii.md", CAMERA, None)
+        .expect("camera");
+    let server = serve(vec![
+        Reply::Content(fact_json(
+            "RTX 5090",
+            "RTX 5090 draws nearly 600 watts",
+            "User's RTX 5090 graphics card, bought in June, draws nearly 600 watts under load.",
+            json!([{"name": "RTX 5090", "kind": "product"}]),
+        )),
+        Reply::Content(json!({"verdict": "extends", "target": "facts/purchases/sony-a7-iii.md", "resolved": null}).to_string()),
+    ]);
+    let sessions = parse_sessions(
+        r#"[{"id": "gpu", "date": "2026-06-18", "messages": [{"role": "user", "content": "My RTX 5090 draws nearly 600 watts. Bought it in June, what did I buy again?"}]}]"#,
+    )
+    .expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 1));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    let seen = server.seen.lock().expect("log");
+    assert_eq!(seen.len(), 2, "extraction, then the verdict");
+    // The judge saw the candidates with their per-arm raw scores.
+    let judge = seen[1].1["messages"][1]["content"]
+        .as_str()
+        .expect("content")
+        .to_owned();
+    assert!(
+        judge.contains("facts/purchases/sony-a7-iii.md")
+            && judge.contains("\"arms\"")
+            && judge.contains("\"score\""),
+        "{judge}"
+    );
+    assert_eq!((report.new, report.extended), (1, 0), "{report:#?}");
+    let camera = engine
+        .get("facts/purchases/sony-a7-iii.md", None)
+        .expect("camera")
+        .content;
+    assert!(!camera.contains("watts"), "{camera}");
+    let gpu = &report.sessions[0].paths;
+    assert_eq!(gpu.len(), 1);
+    assert!(
+        engine
+            .get(&gpu[0], None)
+            .expect("gpu")
+            .content
+            .contains("600 watts")
+    );
+}
+
+/// With subject agreement (a shared entity) the model's verdict stands.
+#[test]
+fn a_model_merge_with_a_shared_entity_stands() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    engine
+        .write("facts/purchases/sony-a7-iii.md", CAMERA, None)
+        .expect("camera");
+    let server = serve(vec![
+        Reply::Content(fact_json(
+            "Sony a7 III camera",
+            "Sony a7 III camera purchase price",
+            "The Sony a7 III camera bundle User bought cost 1,549 euros.",
+            json!([{"name": "Sony a7 III", "kind": "product"}]),
+        )),
+        Reply::Content(json!({"verdict": "extends", "target": "facts/purchases/sony-a7-iii.md", "resolved": null}).to_string()),
+    ]);
+    let sessions = parse_sessions(
+        r#"[{"id": "cam", "date": "2026-06-19", "messages": [{"role": "user", "content": "The a7 III bundle cost 1,549 euros."}]}]"#,
+    )
+    .expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 1));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!((report.new, report.extended), (0, 1), "{report:#?}");
+    let camera = engine
+        .get("facts/purchases/sony-a7-iii.md", None)
+        .expect("camera")
+        .content;
+    assert!(
+        camera.contains("1,549 euros") && camera.contains("kit lens"),
+        "{camera}"
+    );
+}
+
+/// Extraction runs `concurrency` requests at once (never more); reconciliation still
+/// goes in date order, so the latest employer wins although the input is shuffled.
+#[test]
+fn extraction_is_parallel_within_the_limit_and_reconciliation_in_date_order() {
+    let dates = [
+        "2024-05-01",
+        "2024-01-10",
+        "2024-09-30",
+        "2024-03-15",
+        "2024-07-04",
+        "2024-11-20",
+    ];
+    let sessions: Vec<Value> = dates
+        .iter()
+        .enumerate()
+        .map(|(i, d)| json!({"id": format!("s{i}"), "date": d, "messages": [{"role": "user", "content": format!("I joined Company{i} today.")}]}))
+        .collect();
+    let sessions = parse_sessions(&Value::Array(sessions).to_string()).expect("sessions");
+    // The first request is answered only once a second one has arrived (or after a
+    // deadline, and then the assertion on max_in_flight fails).
+    let seen_by_server = Arc::new(AtomicUsize::new(0));
+    let server = serve_with(move |_, body| {
+        seen_by_server.fetch_add(1, Ordering::SeqCst);
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        if system == gitloom_cortex::RECONCILE_PROMPT {
+            return Reply::Content(
+                json!({"verdict": "new", "target": null, "resolved": null}).to_string(),
+            );
+        }
+        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+        let date = user
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("SESSION DATE: "))
+            .unwrap_or_default()
+            .to_owned();
+        let company = user
+            .split("joined ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap_or_default()
+            .to_owned();
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while seen_by_server.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        Reply::Content(json!({"facts": [{
+            "subject": company, "tier": "facts", "topic": "work",
+            "title": format!("Works at {company}"),
+            "body": format!("User joined {company} on {date}."),
+            "entities": [{"name": company, "kind": "org"}],
+            "cues": ["where do I work", "who is my employer", format!("when did I join {company}")],
+            "slot": "employer", "ends_slot": false, "valid_from": date, "valid_to": null,
+            "timeline": [], "confidence": 0.9, "messages": [0], "unresolved": []
+        }]}).to_string())
+    });
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let mut c = ChatConfig::new(&server.url, "scripted-model");
+    c.timeout = Duration::from_secs(10);
+    let extractor = ModelExtractor::new(ChatClient::new(c).expect("client"));
+    let options = IngestOptions {
+        concurrency: 2,
+        ..Default::default()
+    };
+    let report = ingest(&engine, &sessions, &extractor, &options, &|_| {}).expect("ingest");
+    assert_eq!(report.errors, 0, "{report:#?}");
+    assert_eq!(
+        server.max_in_flight.load(Ordering::SeqCst),
+        2,
+        "two at once, never more"
+    );
+    let order: Vec<&str> = report.sessions.iter().map(|s| s.date.as_str()).collect();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(order, sorted);
+    assert_eq!(
+        report.superseded, 5,
+        "each new employer supersedes the one before"
+    );
+    let hits = engine
+        .retrieve(&gitloom_engine::RetrieveRequest::new("where do i work"))
+        .expect("retrieve")
+        .hits;
+    assert!(
+        hits[0].title.contains("Company5"),
+        "latest date wins: {:?}",
+        hits[0]
+    );
+}
+
+/// I7 on the model path: the judge names who "him" is from the candidates; the fact
+/// is repaired and linked to that person's memory.
+#[test]
+fn the_judge_resolves_a_flagged_reference() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    engine
+        .write(
+            "facts/people/arjun.md",
+            b"---\ntitle: Arjun, an old friend in Kyoto\nentities: [Arjun (person), Kyoto (place)]\n---\nUser told Arjun about the Japan trip; he lives in Kyoto.\n",
+            None,
+        )
+        .expect("arjun");
+    // Other memories, so BM25 has a corpus to weigh terms against.
+    for (i, t) in [
+        "Rent is paid on the first",
+        "The cat eats wet food",
+        "Bouldering on Mondays",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let m = format!("---\ntitle: {t}\n---\n{t}.\n");
+        engine
+            .write(&format!("facts/misc/m{i}.md"), m.as_bytes(), None)
+            .expect("filler");
+    }
+    let server = serve_with(|_, body| {
+        if body["messages"][0]["content"] == gitloom_cortex::RECONCILE_PROMPT {
+            return Reply::Content(
+                json!({"verdict": "new", "target": null, "resolved": "Arjun"}).to_string(),
+            );
+        }
+        Reply::Content(json!({"facts": [{
+            "subject": "User", "tier": "facts", "topic": "travel",
+            "title": "Will stay with him during the Japan trip",
+            "body": "During the Japan trip User will stay with him.",
+            "entities": [{"name": "Japan", "kind": "place"}],
+            "cues": ["where will I stay in Japan", "who will I stay with", "what are my travel plans"],
+            "slot": null, "ends_slot": false, "valid_from": null, "valid_to": null, "timeline": [],
+            "confidence": 0.6, "messages": [0], "unresolved": ["him"]
+        }]}).to_string())
+    });
+    let sessions = parse_sessions(
+        r#"[{"id": "stay", "date": "2026-07-05", "messages": [{"role": "user", "content": "During my Japan trip I will stay with him."}]}]"#,
+    )
+    .expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 1));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(report.flagged.len(), 1, "{report:#?}");
+    assert_eq!(report.flagged[0].resolved.as_deref(), Some("Arjun"));
+    let content = engine
+        .get(&report.flagged[0].path, None)
+        .expect("memory")
+        .content;
+    assert!(content.contains("stay with Arjun"), "{content}");
+    assert!(content.contains("Arjun (person)"), "{content}");
+    assert!(
+        content.contains("person: facts/people/arjun.md"),
+        "{content}"
+    );
+    assert!(!content.contains("unresolved"), "{content}");
+}

@@ -1,0 +1,200 @@
+//! Reconciliation rules on small conversations that are not the probe's: the
+//! offline extractor has to generalise.
+
+use gitloom_cortex::{IngestOptions, OfflineExtractor, ingest, parse_sessions};
+use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
+use gitloom_model::Memory;
+
+fn store(dir: &std::path::Path) -> Engine {
+    Engine::init_with(
+        dir,
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("store")
+}
+
+fn read(engine: &Engine, path: &str) -> Memory {
+    let c = engine.get(path, None).expect("memory").content;
+    Memory::parse(path, c.as_bytes()).expect("parses")
+}
+
+const JOBS: &str = r#"[
+ {"id": "a", "date": "2025-03-03", "messages": [
+   {"role": "user", "content": "I work at Globex Corporation as a data analyst. The office is near the river."}]},
+ {"id": "b", "date": "2025-11-20", "messages": [
+   {"role": "user", "content": "Big change: I accepted an offer from Initech Labs yesterday. I start on 1 December as a product manager."},
+   {"role": "assistant", "content": "Congratulations!"}]},
+ {"id": "c", "date": "2025-12-02", "messages": [
+   {"role": "user", "content": "My sister Priya lives in Lisbon."}]},
+ {"id": "d", "date": "2025-12-09", "messages": [
+   {"role": "user", "content": "Actually, my sister Priya lives in Porto, not Lisbon."}]}
+]"#;
+
+#[test]
+fn a_new_employer_supersedes_the_old_and_corrections_are_marked() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(JOBS).expect("sessions");
+    let r = ingest(
+        &engine,
+        &sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(r.commits, 4, "{r:#?}");
+    assert_eq!(r.superseded, 1, "{r:#?}");
+    assert_eq!(r.corrected, 1, "{r:#?}");
+
+    let hits = engine
+        .retrieve(&RetrieveRequest::new("where do i work"))
+        .expect("retrieve")
+        .hits;
+    assert!(hits[0].title.contains("Initech"), "{:?}", hits[0]);
+    let initech = read(&engine, &hits[0].path);
+    let globex_path = initech
+        .front
+        .supersedes
+        .first()
+        .expect("supersedes the old employer")
+        .clone();
+    let globex = read(&engine, &globex_path);
+    assert!(globex.body.contains("Globex"));
+    // The old job ended when the new one started ("I start on 1 December").
+    assert_eq!(
+        globex.front.valid_to.map(|w| w.to_string()).as_deref(),
+        Some("2025-12-01")
+    );
+    assert_eq!(
+        initech.front.valid_from.map(|w| w.to_string()).as_deref(),
+        Some("2025-12-01")
+    );
+    // "yesterday" was resolved against the session.
+    assert!(initech.body.contains("on 2025-11-19"), "{}", initech.body);
+
+    let priya = r.sessions[3]
+        .paths
+        .first()
+        .expect("the correction's memory");
+    let m = read(&engine, priya);
+    assert!(
+        m.body.contains("Lisbon") && m.body.contains("Porto"),
+        "{}",
+        m.body
+    );
+    assert_eq!(m.front.entities[0].name, "Priya");
+    assert_eq!(m.front.entities[0].kind.as_deref(), Some("person"));
+}
+
+/// Sessions are reconciled in date order whatever order they arrive in.
+#[test]
+fn input_order_does_not_matter() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let mut sessions = parse_sessions(JOBS).expect("sessions");
+    sessions.reverse();
+    let r = ingest(
+        &engine,
+        &sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!((r.superseded, r.corrected), (1, 1), "{r:#?}");
+    let ids: Vec<&str> = r.sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c", "d"]);
+    let hits = engine
+        .retrieve(&RetrieveRequest::new("where do i work"))
+        .expect("retrieve")
+        .hits;
+    assert!(hits[0].title.contains("Initech"), "{:?}", hits[0]);
+}
+
+#[test]
+fn an_unresolvable_reference_is_kept_and_flagged() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(
+        r#"[{"id": "x", "date": "2025-01-10", "messages": [{"role": "user", "content": "I promised to help her move next Saturday."}]}]"#,
+    )
+    .expect("sessions");
+    let r = ingest(
+        &engine,
+        &sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(r.flagged.len(), 1, "{r:#?}");
+    assert_eq!(
+        (
+            r.flagged[0].reference.as_str(),
+            r.flagged[0].resolved.as_deref()
+        ),
+        ("her", None)
+    );
+    let m = read(&engine, &r.flagged[0].path);
+    assert!(
+        m.body.contains("help her move on Saturday 2025-01-11"),
+        "{}",
+        m.body
+    );
+    assert_eq!(
+        m.front.extra.get("unresolved"),
+        Some(&serde_json::json!(["her"]))
+    );
+}
+
+/// Odd input — an empty session, an id that is not a file name, emoji, code, dates
+/// that do not exist — is ingested without an error and without losing a word.
+#[test]
+fn odd_input_loses_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let text = r#"[{"id": "empty", "date": "2026-01-01", "messages": []},
+     {"id": "weird/..id", "date": "2026-01-02T23:59:59+05:00", "messages": [
+       {"role": "user", "content": "🙂 ÄÖÜ straße! I'm moving to São Paulo next March. ```rm -rf /``` My friend Zoë Ångström says hi."},
+       {"role": "system", "content": "be brief"},
+       {"role": "user", "content": ""},
+       {"role": "user", "content": "I I I. . . ! ? Dr. Dr."},
+       {"role": "user", "content": "the 31st. 31 February. next Smarch. 99 years ago."}]}]"#;
+    let sessions = parse_sessions(text).expect("sessions");
+    let r = ingest(
+        &engine,
+        &sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!((r.commits, r.errors), (2, 0), "{r:#?}");
+    let t = engine
+        .get("sessions/2026-01-02/weird-id.md", None)
+        .expect("transcript")
+        .content;
+    for m in &sessions[1].messages {
+        assert!(t.contains(m.content.as_str()), "lost {:?}", m.content);
+    }
+    assert!(engine.get("sessions/2026-01-01/empty.md", None).is_ok());
+    for p in r.sessions.iter().flat_map(|s| &s.paths) {
+        let m = read(&engine, p);
+        assert!(
+            (3..=6).contains(&m.front.cues.len()),
+            "{p}: {:?}",
+            m.front.cues
+        );
+    }
+    let moving = r.sessions[1]
+        .paths
+        .iter()
+        .map(|p| read(&engine, p))
+        .find(|m| m.body.contains("São Paulo"))
+        .expect("the move is kept");
+    assert!(moving.body.contains("in March 2026"), "{}", moving.body);
+}
