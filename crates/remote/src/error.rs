@@ -38,7 +38,9 @@ pub enum RemoteError {
 
 pub type Result<T, E = RemoteError> = std::result::Result<T, E>;
 
-pub(crate) fn storage(context: impl Into<String>) -> impl FnOnce(object_store::Error) -> RemoteError {
+pub(crate) fn storage(
+    context: impl Into<String>,
+) -> impl FnOnce(object_store::Error) -> RemoteError {
     let context = context.into();
     move |source| RemoteError::Storage { context, source }
 }

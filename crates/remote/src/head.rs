@@ -140,18 +140,15 @@ pub(crate) async fn compare_and_swap(
         mode,
         ..PutOptions::default()
     };
-    match store
-        .put_opts(path, PutPayload::from(body), options)
-        .await
-    {
+    match store.put_opts(path, PutPayload::from(body), options).await {
         Ok(r) => Ok(Cas::Won(Versioned {
             head,
             e_tag: r.e_tag,
             version: r.version,
         })),
-        Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
-            Ok(Cas::Lost)
-        }
+        Err(
+            object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. },
+        ) => Ok(Cas::Lost),
         Err(e) => Err(storage(format!("updating {path}"))(e)),
     }
 }

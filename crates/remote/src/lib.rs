@@ -42,7 +42,7 @@ pub enum Storage {
     /// A store directory on this machine.
     Local(Engine),
     /// A namespace in object storage, through a local mirror.
-    Remote(Box<RemoteNamespace>),
+    Remote(RemoteNamespace),
 }
 
 impl Storage {

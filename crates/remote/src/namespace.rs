@@ -186,7 +186,10 @@ impl RemoteNamespace {
             }
             let bytes = pack::create(&self.git_dir, tip, base)?;
             let pack_bytes = bytes.len() as u64;
-            let mut packs = known.as_ref().map(|v| v.head.packs.clone()).unwrap_or_default();
+            let mut packs = known
+                .as_ref()
+                .map(|v| v.head.packs.clone())
+                .unwrap_or_default();
             packs.push(self.upload_pack(bytes, tip)?);
             if packs.len() > MAX_PACKS {
                 packs = self.fold(packs)?;
@@ -218,9 +221,11 @@ impl RemoteNamespace {
                 }
                 Cas::Lost => {
                     // A retried request may report a conflict with our own success.
-                    if let Fetched::Changed(v) =
-                        block_on(head::fetch(self.location.store.as_ref(), &self.head_path, None))?
-                        && v.head == head
+                    if let Fetched::Changed(v) = block_on(head::fetch(
+                        self.location.store.as_ref(),
+                        &self.head_path,
+                        None,
+                    ))? && v.head == head
                     {
                         self.save_state(Some(&v))?;
                         drop(lock);
@@ -258,7 +263,8 @@ impl RemoteNamespace {
         let local = store.head()?;
         // The stored ETag counts only if the branch is where that head put it (a
         // write that lost its race, or a crash, may have left it elsewhere).
-        let known = known.filter(|k| local.map(|c| c.to_string()).as_deref() == Some(&k.head.commit));
+        let known =
+            known.filter(|k| local.map(|c| c.to_string()).as_deref() == Some(&k.head.commit));
         let fetched = block_on(head::fetch(
             self.location.store.as_ref(),
             &self.head_path,
@@ -316,7 +322,11 @@ impl RemoteNamespace {
         let start = head
             .packs
             .iter()
-            .rposition(|p| p.tip.parse::<ObjectId>().is_ok_and(|id| store.has_object(id)))
+            .rposition(|p| {
+                p.tip
+                    .parse::<ObjectId>()
+                    .is_ok_and(|id| store.has_object(id))
+            })
             .map_or(0, |i| i + 1);
         let wanted = &head.packs[start..];
         let object_store = self.location.store.clone();

@@ -69,7 +69,9 @@ fn run_git(git_dir: &Path, args: &[&str], stdin: &[u8]) -> Result<Vec<u8>> {
     let out = child
         .wait_with_output()
         .map_err(|e| fail(format!("cannot wait for git: {e}")))?;
-    let fed = feeder.join().map_err(|_| fail("stdin feeder panicked".into()))?;
+    let fed = feeder
+        .join()
+        .map_err(|_| fail("stdin feeder panicked".into()))?;
     if !out.status.success() {
         return Err(fail(format!(
             "{}: {}",
@@ -95,7 +97,11 @@ pub(crate) fn maybe_repack(git_dir: &Path, max: usize) -> Result<()> {
         Err(_) => 0,
     };
     if count > max {
-        run_git(git_dir, &["repack", "-a", "-d", "-q", "--keep-unreachable"], b"")?;
+        run_git(
+            git_dir,
+            &["repack", "-a", "-d", "-q", "--keep-unreachable"],
+            b"",
+        )?;
     }
     Ok(())
 }

@@ -34,7 +34,8 @@ fn memory(title: &str, body: &str) -> Vec<u8> {
 
 fn write(n: &RemoteNamespace, path: &str, title: &str) -> gitloom_remote::Pushed {
     let content = memory(title, &format!("{title} body text."));
-    n.write(|e| e.write(path, &content, None)).expect("write is acknowledged")
+    n.write(|e| e.write(path, &content, None))
+        .expect("write is acknowledged")
 }
 
 fn rt() -> tokio::runtime::Runtime {
@@ -80,11 +81,17 @@ fn a_write_through_one_node_is_read_through_another_on_the_next_operation() {
     let r = b.revalidate().expect("revalidates");
     assert!(r.changed);
     assert_eq!(r.fetched_packs, 1);
-    let got = b.engine().get("facts/work/orbital.md", None).expect("read on b");
+    let got = b
+        .engine()
+        .get("facts/work/orbital.md", None)
+        .expect("read on b");
     assert!(got.content.contains("Works at Orbital"));
     // The first commit of the namespace is the same one a local store starts with.
     let log = b.engine().log(None, None).expect("log");
-    assert_eq!(log.last().map(|e| e.summary.as_str()), Some("init: gitloom store"));
+    assert_eq!(
+        log.last().map(|e| e.summary.as_str()),
+        Some("init: gitloom store")
+    );
     let stats = b.engine().stats().expect("stats");
     assert_eq!(stats.files, 1, "{stats:?}");
 
@@ -193,7 +200,12 @@ fn packs_are_folded_past_the_limit_and_a_cold_node_still_sees_everything() {
     // A node a few pushes behind fetches only the small recent packs, not the fold.
     let r = behind.revalidate().expect("catches up");
     assert!(r.fetched_packs <= 6, "{r:?}");
-    assert!(behind.engine().get(&format!("facts/m{MAX_PACKS}.md"), None).is_ok());
+    assert!(
+        behind
+            .engine()
+            .get(&format!("facts/m{MAX_PACKS}.md"), None)
+            .is_ok()
+    );
     let cold = node(&location, "long", &dir.path().join("cold"));
     assert_eq!(
         cold.engine().stats().expect("stats").files,
@@ -207,7 +219,10 @@ fn a_corrupt_pack_is_refused_by_name() {
     let a = node(&location, "c", &dir.path().join("a"));
     write(&a, "facts/x.md", "X");
     let head = read_head(&store, "c");
-    let path = ObjectPath::from(format!("pfx/namespaces/c/packs/{}.pack", head.packs[0].name));
+    let path = ObjectPath::from(format!(
+        "pfx/namespaces/c/packs/{}.pack",
+        head.packs[0].name
+    ));
     rt().block_on(async {
         store
             .put(&path, b"PACK garbage".to_vec().into())

@@ -1,0 +1,160 @@
+//! `--storage s3://bucket/prefix`: the same commands over a namespace kept in object
+//! storage. The local copy is a cache (a bare mirror under
+//! `$XDG_CACHE_HOME/gitloom/remote/`); every command revalidates it against the
+//! namespace's head first, and a write returns only once the head names it.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use gitloom_remote::{Location, Namespace, RemoteNamespace, Storage};
+
+use crate::cli::{Cli, Command};
+use crate::render::{self, outln};
+use crate::{flush_warnings, print_json};
+
+/// Runs the commands that work through `--storage`.
+pub fn run(cli: &Cli, url: &str) -> Result<()> {
+    let json = cli.json;
+    let storage = open(cli, url)?;
+    match &cli.command {
+        Command::Write { path, message } => {
+            let mut content = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut content)
+                .context("cannot read the memory from stdin")?;
+            let out = storage.write(|e| e.write(path, &content, message.clone()))?;
+            flush_warnings(storage.engine());
+            render::write_outcome(&out, json)?;
+        }
+        Command::Forget { path } => {
+            let out = storage.write(|e| e.delete(path))?;
+            render::write_outcome(&out, json)?;
+        }
+        Command::Remember(args) => {
+            let req = crate::remember_request(args)?;
+            let out = storage.write(|e| e.remember(req.clone()))?;
+            flush_warnings(storage.engine());
+            render::write_outcome(&out, json)?;
+        }
+        Command::Import { src } => {
+            let out = storage
+                .write(|e| e.import_dir(src))
+                .with_context(|| format!("import from {} failed", src.display()))?;
+            flush_warnings(storage.engine());
+            render::write_outcome(&out, json)?;
+        }
+        Command::Get { path, at } => {
+            let got = storage.read(|e| e.get(path, at.as_deref()))?;
+            if json {
+                print_json(&got)?;
+            } else {
+                write!(std::io::stdout().lock(), "{}", got.content)?;
+            }
+        }
+        Command::Log { path, limit } => {
+            let entries = storage.read(|e| e.log(path.as_deref(), *limit))?;
+            if json {
+                print_json(&entries)?;
+            } else {
+                for e in entries {
+                    outln!(
+                        "{} {} {}",
+                        &e.commit[..12.min(e.commit.len())],
+                        e.time,
+                        e.summary
+                    )?;
+                }
+            }
+        }
+        Command::Search(q) => {
+            let hits = storage.read(|e| e.search(&q.request(false)))?;
+            if json {
+                print_json(
+                    &serde_json::json!({"query": q.query, "hits": hits, "build": gitloom_engine::BUILD}),
+                )?;
+            } else {
+                render::hits(&hits)?;
+            }
+        }
+        Command::Retrieve(q) => {
+            let r = storage.read(|e| e.retrieve_at(&q.request(q.explain), q.at.as_deref()))?;
+            for w in &r.warnings {
+                eprintln!("warning: {w}");
+            }
+            if json {
+                print_json(&r)?;
+            } else {
+                render::retrieval(&r)?;
+            }
+        }
+        Command::Stats => {
+            let stats = storage.read(|e| e.stats())?;
+            if json {
+                print_json(&stats)?;
+            } else {
+                render::stats(&stats)?;
+            }
+        }
+        Command::Sync => {
+            // Opening revalidated already; report where the mirror stands.
+            let Storage::Remote(r) = &storage else {
+                unreachable!("--storage always opens a remote namespace")
+            };
+            let report = r.revalidate()?;
+            if json {
+                print_json(&report)?;
+            } else {
+                outln!(
+                    "namespace {} at {} (generation {})",
+                    r.namespace(),
+                    report.commit.as_deref().unwrap_or("(no commits)"),
+                    report.generation
+                )?;
+            }
+        }
+        other => bail!(
+            "`{}` does not work with --storage yet (write, forget, remember, import, get, log, search, retrieve, stats and sync do)",
+            command_name(other)
+        ),
+    }
+    Ok(())
+}
+
+fn open(cli: &Cli, url: &str) -> Result<Storage> {
+    let location = Location::from_url(url)?;
+    let namespace = Namespace::parse(&cli.namespace)?;
+    let cache = cache_dir(url, &namespace)?;
+    let options = crate::model_cmd::engine_options(cli)?;
+    let remote = RemoteNamespace::open(&location, namespace, &cache, options)
+        .with_context(|| format!("cannot open namespace {} at {url}", cli.namespace))?;
+    flush_warnings(remote.engine());
+    Ok(Storage::Remote(remote))
+}
+
+/// `$XDG_CACHE_HOME/gitloom/remote/<hash of the URL>/<namespace>` (`~/.cache` when
+/// XDG_CACHE_HOME is unset). Deleting it costs only a cold start.
+fn cache_dir(url: &str, namespace: &Namespace) -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(home) => PathBuf::from(home).join(".cache"),
+            None => bail!("neither XDG_CACHE_HOME nor HOME is set: no place for the local cache"),
+        },
+    };
+    let key = blake3::hash(url.trim_end_matches('/').as_bytes()).to_hex();
+    Ok(base
+        .join("gitloom")
+        .join("remote")
+        .join(&key.as_str()[..16])
+        .join(namespace.as_str()))
+}
+
+fn command_name(c: &Command) -> String {
+    let debug = format!("{c:?}");
+    let name = debug
+        .split(|ch: char| !ch.is_alphanumeric())
+        .next()
+        .unwrap_or_default();
+    name.to_lowercase()
+}
