@@ -80,6 +80,7 @@ pub struct RemoteNamespace {
     git_dir: PathBuf,
     head_path: ObjectPath,
     node: String,
+    opening: Revalidation,
 }
 
 impl std::fmt::Debug for RemoteNamespace {
@@ -113,15 +114,16 @@ impl RemoteNamespace {
         drop(store);
         drop(lock);
         let engine = Engine::open_with(&git_dir, options)?;
-        let ns = RemoteNamespace {
+        let mut ns = RemoteNamespace {
             head_path: location.path(&namespace, "head.json"),
             location: location.clone(),
             namespace,
             engine,
             git_dir,
             node: format!("{}-{:08x}", std::process::id(), fastrand::u32(..)),
+            opening: Revalidation::default(),
         };
-        ns.revalidate()?;
+        ns.opening = ns.revalidate()?;
         Ok(ns)
     }
 
@@ -129,6 +131,11 @@ impl RemoteNamespace {
     /// [`RemoteNamespace::revalidate`]; write only through [`RemoteNamespace::write`].
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// What the revalidation done while opening did (a cold start's fetch and index build).
+    pub fn opening(&self) -> &Revalidation {
+        &self.opening
     }
 
     pub fn namespace(&self) -> &Namespace {
@@ -274,9 +281,12 @@ impl RemoteNamespace {
         let current = match fetched {
             Fetched::Unchanged => known,
             Fetched::Absent => {
-                if local.is_some() {
-                    // Only commits that were never published can be here.
+                if local.is_some() && !only_initial_commit(store)? {
+                    // Only commits that were never published (a first push that
+                    // failed) can be here. Back to a bare first commit, so the index
+                    // drops what they added.
                     store.set_branch(None)?;
+                    store.ensure_initial_commit()?;
                     report.changed = true;
                 }
                 self.save_state(None)?;
@@ -437,6 +447,12 @@ impl RemoteNamespace {
             }
         }
     }
+}
+
+/// True when the branch holds just the first commit a new store gets.
+fn only_initial_commit(store: &Store) -> Result<bool> {
+    let log = store.log(None, Some(2))?;
+    Ok(log.len() == 1 && log[0].summary == gitloom_store::INIT_MESSAGE)
 }
 
 fn parse_id(hex: &str, head_path: &ObjectPath) -> Result<ObjectId> {

@@ -256,3 +256,28 @@ fn a_write_that_changes_nothing_pushes_nothing() {
     assert_eq!(second.generation, None);
     assert_eq!(read_head(&store, "same").generation, 1);
 }
+
+#[test]
+fn a_namespace_gone_from_the_bucket_leaves_no_stale_memories_in_the_mirror() {
+    let (store, location, dir) = setup();
+    let a = node(&location, "gone", &dir.path().join("a"));
+    write(&a, "facts/x.md", "X");
+    let path = ObjectPath::from("pfx/namespaces/gone/head.json");
+    rt().block_on(async { store.delete(&path).await.expect("delete head") });
+    let r = a.revalidate().expect("revalidates");
+    assert!(r.changed && r.commit.is_none(), "{r:?}");
+    assert!(a.engine().get("facts/x.md", None).is_err());
+    assert_eq!(a.engine().stats().expect("stats").files, 0);
+    let log = a.engine().log(None, None).expect("log");
+    assert_eq!(
+        log.len(),
+        1,
+        "only the first commit of a new store: {log:?}"
+    );
+    // Revalidating again changes nothing (no new commit each time).
+    assert!(!a.revalidate().expect("again").changed);
+    assert_eq!(a.engine().log(None, None).expect("log").len(), 1);
+    // And the namespace can be written afresh.
+    let p = write(&a, "facts/y.md", "Y");
+    assert_eq!(p.generation, Some(1));
+}
