@@ -129,7 +129,7 @@ fn open(cli: &Cli, url: &str) -> Result<Storage> {
     let remote = RemoteNamespace::open(&location, namespace, &cache, options)
         .with_context(|| format!("cannot open namespace {} at {url}", cli.namespace))?;
     flush_warnings(remote.engine());
-    Ok(Storage::Remote(remote))
+    Ok(Storage::Remote(Box::new(remote)))
 }
 
 /// `$XDG_CACHE_HOME/gitloom/remote/<hash of the URL>/<namespace>` (`~/.cache` when

@@ -40,9 +40,9 @@ pub use namespace::{
 /// Where a front-end's memories live.
 pub enum Storage {
     /// A store directory on this machine.
-    Local(Engine),
+    Local(Box<Engine>),
     /// A namespace in object storage, through a local mirror.
-    Remote(RemoteNamespace),
+    Remote(Box<RemoteNamespace>),
 }
 
 impl Storage {
