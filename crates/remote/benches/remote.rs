@@ -27,8 +27,13 @@ fn options() -> EngineOptions {
 }
 
 fn open(location: &Location, ns: &str, cache: &std::path::Path) -> RemoteNamespace {
-    RemoteNamespace::open(location, Namespace::parse(ns).expect("ns"), cache, options())
-        .expect("open")
+    RemoteNamespace::open(
+        location,
+        Namespace::parse(ns).expect("ns"),
+        cache,
+        options(),
+    )
+    .expect("open")
 }
 
 fn memory(i: usize) -> Vec<u8> {
@@ -48,11 +53,10 @@ fn main() {
         .unwrap_or(10_000);
     let run = format!("bench-{:x}", std::process::id());
     let url = format!("s3://{bucket}/{run}");
-    if std::env::var_os("AWS_ENDPOINT_URL").is_none() || std::env::var_os("AWS_ALLOW_HTTP").is_none()
+    if std::env::var_os("AWS_ENDPOINT_URL").is_none()
+        || std::env::var_os("AWS_ALLOW_HTTP").is_none()
     {
-        eprintln!(
-            "set AWS_ENDPOINT_URL={endpoint} and AWS_ALLOW_HTTP=true for a loopback server"
-        );
+        eprintln!("set AWS_ENDPOINT_URL={endpoint} and AWS_ALLOW_HTTP=true for a loopback server");
         return;
     }
     let location = Location::from_url(&url).expect("location");
@@ -160,7 +164,11 @@ fn main() {
                     } else {
                         format!("tp-many-{w}-{k}")
                     };
-                    open(&location, &ns, &dir.path().join(format!("tp-{w}-{shared}-{k}")))
+                    open(
+                        &location,
+                        &ns,
+                        &dir.path().join(format!("tp-{w}-{shared}-{k}")),
+                    )
                 })
                 .collect();
             // Warm-up: each namespace's first push also makes its first commit.
@@ -180,7 +188,9 @@ fn main() {
                             for i in 0..writes_each {
                                 let content = memory(k * 1000 + i);
                                 let p = node
-                                    .write(|e| e.write(&format!("facts/w{k}-{i}.md"), &content, None))
+                                    .write(|e| {
+                                        e.write(&format!("facts/w{k}-{i}.md"), &content, None)
+                                    })
                                     .expect("write");
                                 attempts += p.attempts;
                             }
@@ -194,7 +204,11 @@ fn main() {
             let total = w * writes_each;
             println!(
                 "writes: {w} writer(s) on {}: {:.1} acknowledged writes/s ({total} writes, {:.2} attempts per write)",
-                if shared { "one namespace" } else { "separate namespaces" },
+                if shared {
+                    "one namespace"
+                } else {
+                    "separate namespaces"
+                },
                 total as f64 / secs,
                 f64::from(attempts) / total as f64
             );

@@ -28,6 +28,13 @@ impl Location {
     /// `AWS_ENDPOINT_URL` for S3-compatible servers, `AWS_ALLOW_HTTP=true` for a
     /// plain-http endpoint).
     pub fn from_url(url: &str) -> Result<Location> {
+        Location::from_url_with(url, &[])
+    }
+
+    /// [`Location::from_url`] with settings that take precedence over the
+    /// environment, by `object_store`'s S3 key names (`aws_endpoint`,
+    /// `aws_allow_http`, `aws_region`, ...). An unknown key is an error.
+    pub fn from_url_with(url: &str, overrides: &[(&str, &str)]) -> Result<Location> {
         let bad = |reason: &str| RemoteError::BadLocation {
             url: url.to_owned(),
             reason: reason.to_owned(),
@@ -40,10 +47,14 @@ impl Location {
             return Err(bad("the bucket name is empty"));
         }
         crate::install_crypto_provider();
-        let store = object_store::aws::AmazonS3Builder::from_env()
-            .with_bucket_name(bucket)
-            .build()
-            .map_err(|e| bad(&e.to_string()))?;
+        let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+        for (key, value) in overrides {
+            let key: object_store::aws::AmazonS3ConfigKey = key
+                .parse()
+                .map_err(|e: object_store::Error| bad(&format!("setting {key:?}: {e}")))?;
+            builder = builder.with_config(key, *value);
+        }
+        let store = builder.build().map_err(|e| bad(&e.to_string()))?;
         Location::new(url, Arc::new(store), prefix)
     }
 

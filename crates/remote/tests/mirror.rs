@@ -66,6 +66,13 @@ fn setup() -> (Arc<InMemory>, Location, tempfile::TempDir) {
 }
 
 #[test]
+fn a_namespace_handle_can_be_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<RemoteNamespace>();
+    assert_send_sync::<gitloom_remote::Storage>();
+}
+
+#[test]
 fn a_write_through_one_node_is_read_through_another_on_the_next_operation() {
     let (store, location, dir) = setup();
     let a = node(&location, "team", &dir.path().join("a"));
@@ -112,16 +119,19 @@ fn a_lost_race_is_replayed_on_the_new_head_and_overwrites_no_one() {
     let a = node(&location, "ns", &dir.path().join("a"));
     let b = node(&location, "ns", &dir.path().join("b"));
     write(&a, "facts/a0.md", "A zero");
-    b.revalidate().expect("b follows");
-    // a moves the head; b still holds the old ETag and must lose its first CAS.
-    write(&a, "facts/a1.md", "A one");
+    // While b's write runs (after b read the head), a moves the head: b's CAS holds a
+    // stale ETag and must lose, then b replays on a's head.
+    let raced = std::cell::Cell::new(false);
     let content = memory("B one", "b body");
     let pushed = b
         .write(|e| {
-            // What b sees when the write runs: the replay sees a's commit.
+            if !raced.replace(true) {
+                write(&a, "facts/a1.md", "A one");
+            }
             e.write("facts/b1.md", &content, None)
         })
         .expect("b's write lands");
+    assert_eq!(pushed.attempts, 2, "the first CAS must lose");
     assert_eq!(pushed.generation, Some(3));
     let head = read_head(&store, "ns");
     assert_eq!(head.generation, 3);
