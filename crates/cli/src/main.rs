@@ -89,7 +89,9 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     let json = cli.json;
-    if let Some(url) = &cli.storage {
+    if let Some(url) = &cli.storage
+        && storage_cmd::applies(&cli.command)
+    {
         return storage_cmd::run(&cli, url);
     }
     match &cli.command {

@@ -13,9 +13,21 @@ use crate::cli::{Cli, Command};
 use crate::render::{self, outln};
 use crate::{flush_warnings, print_json};
 
-/// Runs the commands that work through `--storage`.
+/// True for the commands that read or write a store (the others, like `model` or
+/// `synth`, run as usual even when GITLOOM_STORAGE is set).
+pub fn applies(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Model(_) | Command::Synth { .. } | Command::Eval(_)
+    )
+}
+
+/// Runs a store command through `--storage`.
 pub fn run(cli: &Cli, url: &str) -> Result<()> {
     let json = cli.json;
+    if matches!(cli.command, Command::Init { .. }) {
+        bail!("a namespace in object storage needs no init: its first write creates it");
+    }
     let storage = open(cli, url)?;
     match &cli.command {
         Command::Write { path, message } => {
@@ -96,6 +108,58 @@ pub fn run(cli: &Cli, url: &str) -> Result<()> {
                 render::stats(&stats)?;
             }
         }
+        Command::Tree { topic } => {
+            let listing = storage.read(|e| e.tree(topic.as_deref()))?;
+            if json {
+                print_json(&listing)?;
+            } else {
+                render::tree(&listing)?;
+            }
+        }
+        Command::Topics => {
+            let topics = storage.read(|e| e.topics())?;
+            if json {
+                print_json(&topics)?;
+            } else {
+                render::topics(&topics)?;
+            }
+        }
+        Command::Entity { name } => {
+            let rows = storage.read(|e| e.entity(name))?;
+            if json {
+                print_json(&serde_json::json!({"name": name, "mentions": rows}))?;
+            } else if rows.is_empty() {
+                outln!("no memory mentions {name:?}")?;
+            } else {
+                for r in rows {
+                    let role = r.role.map(|x| format!(" ({x})")).unwrap_or_default();
+                    outln!("{}  {}{role}", r.path, r.entity)?;
+                }
+            }
+        }
+        Command::Rebuild => {
+            // Rebuilds this node's index of the namespace (a cache), not the namespace.
+            let report = storage.read(|e| e.rebuild())?;
+            flush_warnings(storage.engine());
+            render::sync(&report, json)?;
+        }
+        Command::Embed => {
+            let stats = storage.read(|e| e.embed_pending())?;
+            flush_warnings(storage.engine());
+            if json {
+                print_json(
+                    &serde_json::json!({"embedded": stats.embedded, "cached": stats.cached, "model": storage.engine().embedder_id()}),
+                )?;
+            } else {
+                outln!(
+                    "embedded {} text(s), {} found in the cache ({})",
+                    stats.embedded,
+                    stats.cached,
+                    storage.engine().embedder_id().unwrap_or("-")
+                )?;
+            }
+        }
+        Command::Init { .. } => unreachable!("refused above"),
         Command::Sync => {
             // Opening revalidated already; report where the mirror stands.
             let Storage::Remote(r) = &storage else {
@@ -113,10 +177,9 @@ pub fn run(cli: &Cli, url: &str) -> Result<()> {
                 )?;
             }
         }
-        other => bail!(
-            "`{}` does not work with --storage yet (write, forget, remember, import, get, log, search, retrieve, stats and sync do)",
-            command_name(other)
-        ),
+        Command::Model(_) | Command::Synth { .. } | Command::Eval(_) => {
+            unreachable!("`applies` keeps these on the local path")
+        }
     }
     Ok(())
 }
@@ -148,13 +211,4 @@ fn cache_dir(url: &str, namespace: &Namespace) -> Result<PathBuf> {
         .join("remote")
         .join(&key.as_str()[..16])
         .join(namespace.as_str()))
-}
-
-fn command_name(c: &Command) -> String {
-    let debug = format!("{c:?}");
-    let name = debug
-        .split(|ch: char| !ch.is_alphanumeric())
-        .next()
-        .unwrap_or_default();
-    name.to_lowercase()
 }

@@ -183,6 +183,10 @@ fn three_nodes_read_each_others_writes_on_the_next_command() {
             .any(|h| h["path"].as_str().is_some_and(|p| p.contains("peanuts"))),
         "{r:#}"
     );
+    let stats = json(&s3, &n1, &["stats"]);
+    assert_eq!(stats["files"], Value::from(2), "{stats:#}");
+    let topics = json(&s3, &n1, &["topics"]);
+    assert!(topics.to_string().contains("health"), "{topics:#}");
     let log3 = log_commits(&s3, &n3);
     assert!(log3.contains(&commit));
     assert_eq!(log_commits(&s3, &n1), log3, "n1 sees n2's remember too");
@@ -352,5 +356,44 @@ fn a_writer_killed_mid_push_loses_no_acknowledged_write() {
     assert_eq!(
         victim_log, fresh_log,
         "the victim serves exactly the remote history"
+    );
+}
+
+/// These need no server: they fail (or succeed) before any request.
+fn offline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gitloom"))
+        .args(args)
+        .env_remove("GITLOOM_REPO")
+        .env_remove("GITLOOM_NAMESPACE")
+        .env("GITLOOM_STORAGE", "s3://no-such-bucket/prefix")
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .expect("gitloom runs")
+}
+
+#[test]
+fn bad_storage_settings_are_refused_by_name_and_storeless_commands_ignore_them() {
+    let out = offline(&["--namespace", "a/b", "log"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad namespace name \"a/b\""), "{err}");
+
+    let out = offline(&["--storage", "gs://bucket/p", "log"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("only s3://bucket/prefix"), "{err}");
+
+    let out = offline(&["init"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs no init"));
+
+    // GITLOOM_STORAGE set globally must not break commands that have no store.
+    let out = offline(&["--json", "model", "status"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
