@@ -7,12 +7,10 @@ pub enum RemoteError {
     Engine(#[from] gitloom_engine::EngineError),
     #[error(transparent)]
     Store(#[from] gitloom_store::StoreError),
-    #[error("object storage: {context}: {source}")]
-    Storage {
-        context: String,
-        #[source]
-        source: object_store::Error,
-    },
+    /// `cause` is the whole chain of the `object_store` error on one line, each
+    /// distinct message once (its layers repeat each other).
+    #[error("object storage: {context}: {cause}")]
+    Storage { context: String, cause: String },
     #[error("bad storage location {url:?}: {reason}")]
     BadLocation { url: String, reason: String },
     #[error("bad namespace name {name:?}: {reason}")]
@@ -42,7 +40,25 @@ pub(crate) fn storage(
     context: impl Into<String>,
 ) -> impl FnOnce(object_store::Error) -> RemoteError {
     let context = context.into();
-    move |source| RemoteError::Storage { context, source }
+    move |source| RemoteError::Storage {
+        context,
+        cause: chain(&source),
+    }
+}
+
+/// An error and its sources on one line, skipping a source whose text is already there.
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut next = err.source();
+    while let Some(e) = next {
+        let s = e.to_string();
+        if !out.contains(&s) {
+            out.push_str(": ");
+            out.push_str(&s);
+        }
+        next = e.source();
+    }
+    out
 }
 
 pub(crate) fn io(
