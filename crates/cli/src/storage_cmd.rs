@@ -187,28 +187,37 @@ pub fn run(cli: &Cli, url: &str) -> Result<()> {
 fn open(cli: &Cli, url: &str) -> Result<Storage> {
     let location = Location::from_url(url)?;
     let namespace = Namespace::parse(&cli.namespace)?;
-    let cache = cache_dir(url, &namespace)?;
-    let options = crate::model_cmd::engine_options(cli)?;
+    let base = cache_base()?;
+    let cache = cache_dir(&base, url, &namespace);
+    let mut options = crate::model_cmd::engine_options(cli)?;
+    // One vector cache for every namespace on this machine: a cold start of a
+    // namespace embeds only texts this machine has never seen.
+    options
+        .vector_cache
+        .get_or_insert_with(|| base.join("gitloom").join("remote").join("vectors.db"));
     let remote = RemoteNamespace::open(&location, namespace, &cache, options)
         .with_context(|| format!("cannot open namespace {} at {url}", cli.namespace))?;
     flush_warnings(remote.engine());
     Ok(Storage::Remote(Box::new(remote)))
 }
 
-/// `$XDG_CACHE_HOME/gitloom/remote/<hash of the URL>/<namespace>` (`~/.cache` when
-/// XDG_CACHE_HOME is unset). Deleting it costs only a cold start.
-fn cache_dir(url: &str, namespace: &Namespace) -> Result<PathBuf> {
-    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
+/// `$XDG_CACHE_HOME`, else `~/.cache`.
+fn cache_base() -> Result<PathBuf> {
+    match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir)),
         None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(home) => PathBuf::from(home).join(".cache"),
+            Some(home) => Ok(PathBuf::from(home).join(".cache")),
             None => bail!("neither XDG_CACHE_HOME nor HOME is set: no place for the local cache"),
         },
-    };
+    }
+}
+
+/// `<cache base>/gitloom/remote/<hash of the URL>/<namespace>`. Deleting it costs only
+/// a cold start.
+fn cache_dir(base: &std::path::Path, url: &str, namespace: &Namespace) -> PathBuf {
     let key = blake3::hash(url.trim_end_matches('/').as_bytes()).to_hex();
-    Ok(base
-        .join("gitloom")
+    base.join("gitloom")
         .join("remote")
         .join(&key.as_str()[..16])
-        .join(namespace.as_str()))
+        .join(namespace.as_str())
 }

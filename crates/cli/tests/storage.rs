@@ -113,12 +113,12 @@ fn log_commits(s3: &S3, cache: &Path) -> Vec<String> {
 /// The bare mirror a node keeps for namespace `team`.
 fn mirror_of(cache: &Path) -> PathBuf {
     let remote = cache.join("gitloom").join("remote");
-    let entry = std::fs::read_dir(&remote)
+    let location = std::fs::read_dir(&remote)
         .expect("cache has remote/")
-        .next()
-        .expect("one location")
-        .expect("entry");
-    entry.path().join("team").join("mirror.git")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.is_dir())
+        .expect("one location");
+    location.join("team").join("mirror.git")
 }
 
 fn fsck(git_dir: &Path) {
