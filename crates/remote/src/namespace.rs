@@ -175,6 +175,7 @@ impl RemoteNamespace {
                     None
                 }
             };
+            let before = store.head()?;
             let outcome = write(&self.engine)?;
             let Some(tip) = store.head()? else {
                 return Err(RemoteError::Git {
@@ -182,8 +183,9 @@ impl RemoteNamespace {
                     reason: "the mirror has no commit after a write".into(),
                 });
             };
-            if Some(tip) == base {
-                // The write changed nothing: no push, nothing to acknowledge.
+            if Some(tip) == before {
+                // The write changed nothing: no push, nothing to acknowledge (and a
+                // namespace that does not exist yet is not created for it).
                 return Ok(Pushed {
                     outcome,
                     generation: None,

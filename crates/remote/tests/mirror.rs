@@ -291,3 +291,14 @@ fn a_namespace_gone_from_the_bucket_leaves_no_stale_memories_in_the_mirror() {
     let p = write(&a, "facts/y.md", "Y");
     assert_eq!(p.generation, Some(1));
 }
+
+#[test]
+fn a_write_that_changes_nothing_does_not_create_a_namespace() {
+    let (store, location, dir) = setup();
+    let a = node(&location, "empty", &dir.path().join("a"));
+    let p = a.write(|e| e.delete("facts/none.md")).expect("a no-op");
+    assert_eq!(p.generation, None);
+    let path = ObjectPath::from("pfx/namespaces/empty/head.json");
+    let found = rt().block_on(async { store.head(&path).await });
+    assert!(found.is_err(), "a no-op created the namespace");
+}
