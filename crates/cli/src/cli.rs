@@ -44,6 +44,19 @@ pub struct Cli {
     /// Environment variable holding the endpoint's API key.
     #[arg(long, global = true, default_value = "OPENAI_API_KEY")]
     pub embed_key_env: String,
+    /// Keep the store in S3-compatible object storage, `s3://bucket/prefix`, instead of
+    /// --repo (configured by AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+    /// AWS_ENDPOINT_URL, AWS_ALLOW_HTTP); the local copy is a cache.
+    #[arg(long, global = true, env = "GITLOOM_STORAGE")]
+    pub storage: Option<String>,
+    /// The namespace inside --storage.
+    #[arg(
+        long,
+        global = true,
+        env = "GITLOOM_NAMESPACE",
+        default_value = "default"
+    )]
+    pub namespace: String,
     #[command(subcommand)]
     pub command: Command,
 }

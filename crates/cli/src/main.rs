@@ -7,6 +7,7 @@ mod eval_cmd;
 mod ingest_cmd;
 mod model_cmd;
 mod render;
+mod storage_cmd;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -89,6 +90,11 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     let json = cli.json;
+    if let Some(url) = &cli.storage
+        && storage_cmd::applies(&cli.command)
+    {
+        return storage_cmd::run(&cli, url);
+    }
     match &cli.command {
         Command::Init { dir } => {
             let dir = dir.clone().unwrap_or_else(|| repo_dir(&cli));
@@ -121,27 +127,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Remember(args) => {
             let engine = open(&cli)?;
-            let body = match (&args.body, &args.body_file) {
-                (Some(b), None) => b.clone(),
-                (None, Some(f)) => read_body(f)?,
-                (None, None) => String::new(),
-                (Some(_), Some(_)) => bail!("give the body with --body or --body-file, not both"),
-            };
-            let req = RememberRequest {
-                title: args.title.clone(),
-                tier: args.tier,
-                topic: args.topic.clone(),
-                summary: args.summary.clone(),
-                body,
-                cues: args.cue.clone(),
-                entities: args.entity.clone(),
-                tags: args.tag.clone(),
-                related: args.related.clone(),
-                supersedes: args.supersedes.clone(),
-                confidence: args.confidence,
-                valid_from: args.valid_from.clone(),
-                source: args.source.clone(),
-            };
+            let req = remember_request(args)?;
             let out = engine.remember(req)?;
             flush_warnings(&engine);
             render::write_outcome(&out, json)?;
@@ -298,6 +284,31 @@ fn run(cli: Cli) -> Result<()> {
         Command::Ingest(args) => ingest_cmd::run(args, &cli)?,
     }
     Ok(())
+}
+
+/// The fields of `gitloom remember` as an engine request.
+fn remember_request(args: &cli::RememberArgs) -> Result<RememberRequest> {
+    let body = match (&args.body, &args.body_file) {
+        (Some(b), None) => b.clone(),
+        (None, Some(f)) => read_body(f)?,
+        (None, None) => String::new(),
+        (Some(_), Some(_)) => bail!("give the body with --body or --body-file, not both"),
+    };
+    Ok(RememberRequest {
+        title: args.title.clone(),
+        tier: args.tier,
+        topic: args.topic.clone(),
+        summary: args.summary.clone(),
+        body,
+        cues: args.cue.clone(),
+        entities: args.entity.clone(),
+        tags: args.tag.clone(),
+        related: args.related.clone(),
+        supersedes: args.supersedes.clone(),
+        confidence: args.confidence,
+        valid_from: args.valid_from.clone(),
+        source: args.source.clone(),
+    })
 }
 
 fn read_body(path: &Path) -> Result<String> {

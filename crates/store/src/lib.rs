@@ -24,6 +24,7 @@ mod diff;
 mod error;
 mod gitindex;
 mod log;
+mod mirror;
 mod read;
 mod worktree;
 

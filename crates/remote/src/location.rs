@@ -1,0 +1,150 @@
+//! Where namespaces live: an `s3://bucket/prefix` URL, the object store it names, and
+//! the object paths of one namespace under it.
+
+use std::sync::Arc;
+
+use object_store::ObjectStore;
+use object_store::path::Path as ObjectPath;
+
+use crate::error::{RemoteError, Result};
+
+/// A bucket and a prefix in it, opened.
+#[derive(Clone)]
+pub struct Location {
+    url: String,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    prefix: ObjectPath,
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Location").field("url", &self.url).finish()
+    }
+}
+
+impl Location {
+    /// Opens `s3://bucket/prefix`, configured from the standard AWS environment
+    /// variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+    /// `AWS_ENDPOINT_URL` for S3-compatible servers, `AWS_ALLOW_HTTP=true` for a
+    /// plain-http endpoint).
+    pub fn from_url(url: &str) -> Result<Location> {
+        Location::from_url_with(url, &[])
+    }
+
+    /// [`Location::from_url`] with settings that take precedence over the
+    /// environment, by `object_store`'s S3 key names (`aws_endpoint`,
+    /// `aws_allow_http`, `aws_region`, ...). An unknown key is an error.
+    pub fn from_url_with(url: &str, overrides: &[(&str, &str)]) -> Result<Location> {
+        let bad = |reason: &str| RemoteError::BadLocation {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let rest = url
+            .strip_prefix("s3://")
+            .ok_or_else(|| bad("only s3://bucket/prefix is supported"))?;
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err(bad("the bucket name is empty"));
+        }
+        crate::install_crypto_provider();
+        let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+        for (key, value) in overrides {
+            let key: object_store::aws::AmazonS3ConfigKey = key
+                .parse()
+                .map_err(|e: object_store::Error| bad(&format!("setting {key:?}: {e}")))?;
+            builder = builder.with_config(key, *value);
+        }
+        let store = builder.build().map_err(|e| bad(&e.to_string()))?;
+        Location::new(url, Arc::new(store), prefix)
+    }
+
+    /// A location over any object store (tests use [`object_store::memory::InMemory`]).
+    pub fn new(url: &str, store: Arc<dyn ObjectStore>, prefix: &str) -> Result<Location> {
+        let prefix = prefix.trim_matches('/');
+        let prefix = ObjectPath::parse(prefix).map_err(|e| RemoteError::BadLocation {
+            url: url.to_owned(),
+            reason: format!("bad prefix {prefix:?}: {e}"),
+        })?;
+        Ok(Location {
+            url: url.to_owned(),
+            store,
+            prefix,
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `<prefix>/namespaces/<name>/<rest>`.
+    pub(crate) fn path(&self, namespace: &Namespace, rest: &str) -> ObjectPath {
+        let mut p = self.prefix.clone();
+        for part in ["namespaces", namespace.as_str()] {
+            p = p.join(part);
+        }
+        for part in rest.split('/') {
+            p = p.join(part);
+        }
+        p
+    }
+}
+
+/// A namespace name: 1–64 of `[A-Za-z0-9._-]`, not starting with a dot, so it is a
+/// safe single path segment both in the bucket and in a cache directory.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Namespace(String);
+
+impl Namespace {
+    pub fn parse(name: &str) -> Result<Namespace> {
+        let bad = |reason: &str| RemoteError::BadNamespace {
+            name: name.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if name.is_empty() || name.len() > 64 {
+            return Err(bad("must be 1 to 64 characters"));
+        }
+        if name.starts_with('.') {
+            return Err(bad("may not start with a dot"));
+        }
+        if let Some(c) = name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        {
+            return Err(bad(&format!(
+                "{c:?} is not allowed (use letters, digits, '.', '_', '-')"
+            )));
+        }
+        Ok(Namespace(name.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Namespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_names_are_single_safe_segments() {
+        assert!(Namespace::parse("team-a.v2_x").is_ok());
+        for bad in ["", ".hidden", "a/b", "..", "a b", &"x".repeat(65)] {
+            assert!(Namespace::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn only_s3_urls_are_accepted() {
+        let err = Location::from_url("gs://bucket/p").expect_err("gs refused");
+        assert!(err.to_string().contains("only s3://"), "{err}");
+        let err = Location::from_url("s3:///p").expect_err("empty bucket refused");
+        assert!(err.to_string().contains("bucket name is empty"), "{err}");
+    }
+}
