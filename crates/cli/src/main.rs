@@ -4,6 +4,7 @@
 
 mod cli;
 mod eval_cmd;
+mod maint_cmd;
 mod model_cmd;
 mod render;
 
@@ -293,6 +294,8 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Model(cmd) => model_cmd::run(cmd, json)?,
+        Command::Gc(args) => maint_cmd::gc(&cli, args)?,
+        Command::Doctor => maint_cmd::doctor(&cli)?,
         Command::Eval(cmd) => eval_cmd::run(cmd, &cli)?,
     }
     Ok(())

@@ -16,9 +16,11 @@
 //! (`gitloom-model`), argument parsing or output formatting (front-ends).
 #![forbid(unsafe_code)]
 
+mod doctor;
 mod engine;
 mod error;
 pub mod fusion;
+pub mod gc;
 mod remember;
 pub mod rerank;
 pub mod retrieve;
@@ -27,8 +29,10 @@ pub mod shape;
 mod sync;
 mod write;
 
+pub use doctor::{DoctorProblem, DoctorReport, Severity};
 pub use engine::{EmbedderChoice, Engine, EngineOptions, GetResult, LogEntry};
 pub use error::{EngineError, Result};
+pub use gc::{GcOptions, GcReport, Repack};
 pub use gitloom_embed as embed;
 pub use gitloom_index::{IndexStats, Problem, TopicCount, TreeListing};
 pub use remember::RememberRequest;

@@ -300,3 +300,23 @@ mod tests {
         assert_eq!(adaptive_cutoff(&[0.2, 0.19, 0.18], 0.3, 0.5), 0.3);
     }
 }
+
+impl Semantic {
+    /// Texts the index would embed (cues, body chunks) and how many of them the
+    /// vector cache lacks, for `gitloom doctor`. Embeds nothing.
+    pub(crate) fn coverage(&self, index: &Index) -> Result<(usize, usize)> {
+        let units = index.embed_units(None)?;
+        let texts = chunks(self.embedder.as_ref(), &units);
+        let hashes: Vec<String> = texts
+            .iter()
+            .map(|(_, t)| gitloom_embed::text_hash(t))
+            .collect();
+        let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();
+        let have = self
+            .cache
+            .get_many(self.embedder.model_id(), &refs)
+            .map_err(|e| EngineError::Embed(e.to_string()))?;
+        let missing = refs.iter().filter(|h| !have.contains_key(**h)).count();
+        Ok((refs.len(), missing))
+    }
+}

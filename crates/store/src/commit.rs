@@ -71,6 +71,15 @@ pub struct CommitOutcome {
     pub warnings: Vec<String>,
 }
 
+/// Proof that this process holds a store's write lock ([`Store::lock_writes`]);
+/// released on drop.
+#[derive(Debug)]
+pub struct WriteLock {
+    #[allow(dead_code)] // held for its lock, never read
+    file: std::fs::File,
+    path: std::path::PathBuf,
+}
+
 /// One path whose blob changes in this commit.
 pub(crate) struct Edit<'a> {
     pub path: &'a str,
@@ -96,6 +105,46 @@ impl Store {
             &batch.message,
             batch.time,
             batch.allow_dirty_overwrite,
+            None,
+        )
+    }
+
+    /// Takes `.gitloom/write.lock` and holds it until the guard is dropped. While it
+    /// is held no other gitloom writer (in any process) can commit, so a caller can
+    /// decide what to write from HEAD and commit it with [`Store::commit_locked`]
+    /// knowing HEAD did not move in between, or run maintenance (repack, prune) that
+    /// must not interleave with a commit.
+    pub fn lock_writes(&self) -> Result<WriteLock, StoreError> {
+        Ok(WriteLock {
+            file: self.write_lock()?,
+            path: self.gitloom_dir().join("write.lock"),
+        })
+    }
+
+    /// [`Store::commit`] under a write lock the caller already holds (from
+    /// [`Store::lock_writes`] on this store).
+    pub fn commit_locked(
+        &self,
+        lock: &WriteLock,
+        batch: &Batch,
+    ) -> Result<Option<CommitOutcome>, StoreError> {
+        if lock.path != self.gitloom_dir().join("write.lock") {
+            return Err(StoreError::Locked {
+                path: lock.path.clone(),
+                cause: "that write lock belongs to another store".into(),
+            });
+        }
+        let changes = batch
+            .changes
+            .iter()
+            .map(|(p, c)| (p.as_str().to_owned(), c.clone()))
+            .collect();
+        self.commit_raw(
+            changes,
+            &batch.message,
+            batch.time,
+            batch.allow_dirty_overwrite,
+            Some(lock),
         )
     }
 
@@ -105,6 +154,7 @@ impl Store {
         message: &str,
         time: Option<jiff::Timestamp>,
         allow_dirty: bool,
+        held: Option<&WriteLock>,
     ) -> Result<Option<CommitOutcome>, StoreError> {
         // Defence in depth: `StorePath` already guarantees this for public callers.
         let mut wanted: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
@@ -118,7 +168,12 @@ impl Store {
             return Ok(None);
         }
 
-        let _write_lock = self.write_lock()?;
+        // flock locks belong to an open file description: taking it again here while
+        // the caller holds it would deadlock, so a held lock is used as is.
+        let _write_lock = match held {
+            Some(_) => None,
+            None => Some(self.write_lock()?),
+        };
         let repo = self.repo();
         let mut blobs: BTreeMap<&str, Option<ObjectId>> = BTreeMap::new();
         for (path, content) in &wanted {

@@ -29,7 +29,7 @@ mod worktree;
 
 use std::path::{Path, PathBuf};
 
-pub use commit::{Batch, CommitOutcome};
+pub use commit::{Batch, CommitOutcome, WriteLock};
 pub use diff::{Change, TreeDiff};
 pub use error::StoreError;
 pub use gix::ObjectId;
@@ -215,6 +215,7 @@ impl Store {
             message,
             None,
             head.is_none(),
+            None,
         )?;
         Ok(())
     }
