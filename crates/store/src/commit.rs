@@ -167,6 +167,18 @@ impl Store {
         if wanted.is_empty() {
             return Ok(None);
         }
+        // Two paths of one batch that are one file on a case-insensitive file system.
+        let mut folded: BTreeMap<String, &str> = BTreeMap::new();
+        for path in wanted.keys() {
+            if let Some(other) = folded.insert(path.to_lowercase(), path)
+                && other != *path
+            {
+                return Err(StoreError::CaseCollision {
+                    path: (*path).to_owned(),
+                    existing: other.to_owned(),
+                });
+            }
+        }
 
         // flock locks belong to an open file description: taking it again here while
         // the caller holds it would deadlock, so a held lock is used as is.
@@ -202,18 +214,22 @@ impl Store {
                     worktree::check_symlinks(root, path)?;
                 }
                 let index_path = repo.index_path();
-                Some(
-                    gix::lock::File::acquire_to_update_resource(
-                        &index_path,
-                        gix::lock::acquire::Fail::AfterDurationWithBackoff(INDEX_LOCK_WAIT),
-                        None,
-                        0,
-                    )
-                    .map_err(|e| StoreError::Locked {
-                        path: index_path.clone(),
-                        cause: chain(&e),
-                    })?,
+                let mut lock_file = index_path.as_os_str().to_owned();
+                lock_file.push(".lock");
+                let owner = LockOwner::new(self.gitloom_dir().join("index-lock.owner"), lock_file.into());
+                owner.clear_stale_and_claim();
+                let lock = gix::lock::File::acquire_to_update_resource(
+                    &index_path,
+                    gix::lock::acquire::Fail::AfterDurationWithBackoff(INDEX_LOCK_WAIT),
+                    None,
+                    0,
                 )
+                .map_err(|e| StoreError::Locked {
+                    path: index_path.clone(),
+                    cause: chain(&e),
+                })?;
+                owner.record();
+                Some((lock, owner))
             }
             None => None,
         };
@@ -248,6 +264,17 @@ impl Store {
             }
             if edits.is_empty() {
                 return Ok(None);
+            }
+            for e in &edits {
+                if e.old.is_none()
+                    && e.new.is_some()
+                    && let Some(existing) = read::case_collision(&repo, parent_tree, e.path)?
+                {
+                    return Err(StoreError::CaseCollision {
+                        path: e.path.to_owned(),
+                        existing,
+                    });
+                }
             }
             if let (Some(root), false) = (&workdir, allow_dirty) {
                 for e in &edits {
@@ -309,7 +336,16 @@ impl Store {
                 deref: false,
             };
             let mut time_buf = gix::date::parse::TimeBuf::default();
-            match repo.edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf))) {
+            // gix takes `<ref>.lock` inside this call; a writer killed in it leaves
+            // the lock behind, which the next writer recognises as stale.
+            let ref_owner = LockOwner::new(
+                self.gitloom_dir().join("ref-lock.owner"),
+                repo.git_dir().join(format!("{}.lock", branch.as_bstr())),
+            );
+            ref_owner.clear_stale_and_claim();
+            let edited = repo.edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)));
+            drop(ref_owner);
+            match edited {
                 Ok(_) => break (commit_id, parent, tree, edits),
                 Err(err) => {
                     retries += 1;
@@ -341,7 +377,7 @@ impl Store {
                     }
                 }
             }
-            if let Some(lock) = index_lock
+            if let Some((lock, _owner)) = index_lock
                 && let Err(err) = gitindex::update(&repo, lock, root, &edits, &written, tree)
             {
                 warnings.push(format!("git index not refreshed: {err}"));
@@ -374,6 +410,94 @@ impl Store {
             cause: e.to_string(),
         })?;
         Ok(file)
+    }
+}
+
+/// Who holds a git lock file (`.git/index.lock`, `.git/refs/heads/main.lock`), so a
+/// lock left by a gitloom writer that was killed (SIGKILL, power loss: no
+/// destructor runs) does not block every later write.
+///
+/// Before taking the lock a writer writes `pending` to a record in `.gitloom/`;
+/// where it can, right after, it replaces that with the lock file's identity (device
+/// and inode); it removes the record when done. Records are only touched under
+/// `.gitloom/write.lock`, so no other gitloom writer is alive mid-commit: a record
+/// left behind means its writer died. The lock is then stale if it is the very file
+/// recorded, or if the writer died while acquiring (`pending`) and the lock file is
+/// no older than the record. A lock held by a `git` process otherwise never
+/// matches and is waited for as before. (Residual risk, accepted: a `git` process
+/// that took the lock in the instant after a gitloom writer died acquiring it loses
+/// its lock, and its own write then fails cleanly.)
+struct LockOwner {
+    record: std::path::PathBuf,
+    lock: std::path::PathBuf,
+}
+
+const PENDING: &str = "pending";
+
+impl LockOwner {
+    fn new(record: std::path::PathBuf, lock: std::path::PathBuf) -> LockOwner {
+        LockOwner { record, lock }
+    }
+
+    /// The lock file's device and inode: stable while the file exists (the writer
+    /// fills it later, so size and mtime are not), and not reusable by another
+    /// file while it does.
+    fn identity(&self) -> Option<String> {
+        let meta = std::fs::symlink_metadata(&self.lock).ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(format!("{}:{}", meta.dev(), meta.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            // No inode: creation time is the closest stable identity.
+            let t = meta.created().ok()?;
+            Some(format!("{t:?}"))
+        }
+    }
+
+    /// Removes `.git/index.lock` if a (dead) gitloom writer left it; then writes
+    /// `pending`. Called with the write lock held, just before acquiring.
+    fn clear_stale_and_claim(&self) {
+        if let Ok(recorded) = std::fs::read_to_string(&self.record) {
+            let recorded = recorded.trim();
+            let stale = if recorded == PENDING {
+                let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified());
+                matches!(
+                    (modified(&self.record), modified(&self.lock)),
+                    (Ok(r), Ok(l)) if l >= r
+                )
+            } else {
+                self.identity().as_deref() == Some(recorded)
+            };
+            if stale {
+                let _ = std::fs::remove_file(&self.lock);
+            }
+        }
+        self.write_record(PENDING);
+    }
+
+    /// Replaces the record atomically (a kill mid-write must not leave it empty).
+    /// Best effort: without the record a stale lock is only waited for, as before.
+    fn write_record(&self, content: &str) {
+        let tmp = self.record.with_extension("owner.tmp");
+        if std::fs::write(&tmp, content).is_ok() {
+            let _ = std::fs::rename(&tmp, &self.record);
+        }
+    }
+
+    /// Records the lock just acquired as ours.
+    fn record(&self) {
+        if let Some(id) = self.identity() {
+            self.write_record(&id);
+        }
+    }
+}
+
+impl Drop for LockOwner {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.record);
     }
 }
 
