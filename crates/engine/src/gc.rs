@@ -171,6 +171,13 @@ impl Engine {
     /// Expires incidents and repacks on the cadence of `opts`; see the module docs.
     pub fn gc(&self, opts: &GcOptions) -> Result<GcReport> {
         let lock = self.store.lock_writes()?;
+        let recovered = self.store.recover_worktree_locked(&lock)?;
+        if !recovered.is_empty() {
+            self.warn(format!(
+                "finished refreshing {} work-tree file(s) an interrupted write left stale",
+                recovered.len()
+            ));
+        }
         let now = opts.now.unwrap_or_else(jiff::Timestamp::now);
         let mut expired = Vec::new();
         let mut paths = Vec::new();

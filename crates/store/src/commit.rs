@@ -213,22 +213,8 @@ impl Store {
                 for path in wanted.keys() {
                     worktree::check_symlinks(root, path)?;
                 }
-                let index_path = repo.index_path();
-                let mut lock_file = index_path.as_os_str().to_owned();
-                lock_file.push(".lock");
-                let owner = LockOwner::new(self.gitloom_dir().join("index-lock.owner"), lock_file.into());
-                owner.clear_stale_and_claim();
-                let lock = gix::lock::File::acquire_to_update_resource(
-                    &index_path,
-                    gix::lock::acquire::Fail::AfterDurationWithBackoff(INDEX_LOCK_WAIT),
-                    None,
-                    0,
-                )
-                .map_err(|e| StoreError::Locked {
-                    path: index_path.clone(),
-                    cause: chain(&e),
-                })?;
-                owner.record();
+                crate::recover::refresh_pending(self, &repo, root)?;
+                let (lock, owner) = self.acquire_index_lock(&repo)?;
                 Some((lock, owner))
             }
             None => None,
@@ -343,8 +329,18 @@ impl Store {
                 repo.git_dir().join(format!("{}.lock", branch.as_bstr())),
             );
             ref_owner.clear_stale_and_claim();
+            // If we die after the ref moves but before the work tree and git index
+            // follow, the next writer finishes the refresh from this journal.
+            let journal = workdir
+                .as_ref()
+                .map(|_| crate::recover::Journal::write(self, parent_tree, tree));
             let edited = repo.edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)));
             drop(ref_owner);
+            if edited.is_err()
+                && let Some(j) = journal
+            {
+                j.done();
+            }
             match edited {
                 Ok(_) => break (commit_id, parent, tree, edits),
                 Err(err) => {
@@ -382,6 +378,7 @@ impl Store {
             {
                 warnings.push(format!("git index not refreshed: {err}"));
             }
+            crate::recover::Journal::clear(self);
         }
 
         Ok(Some(CommitOutcome {
@@ -394,8 +391,35 @@ impl Store {
         }))
     }
 
+    /// Takes `.git/index.lock` (clearing one a killed gitloom writer left behind).
+    pub(crate) fn acquire_index_lock(
+        &self,
+        repo: &gix::Repository,
+    ) -> Result<(gix::lock::File, LockOwner), StoreError> {
+        let index_path = repo.index_path();
+        let mut lock_file = index_path.as_os_str().to_owned();
+        lock_file.push(".lock");
+        let owner = LockOwner::new(
+            self.gitloom_dir().join("index-lock.owner"),
+            lock_file.into(),
+        );
+        owner.clear_stale_and_claim();
+        let lock = gix::lock::File::acquire_to_update_resource(
+            &index_path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(INDEX_LOCK_WAIT),
+            None,
+            0,
+        )
+        .map_err(|e| StoreError::Locked {
+            path: index_path.clone(),
+            cause: chain(&e),
+        })?;
+        owner.record();
+        Ok((lock, owner))
+    }
+
     /// Blocks until this process holds `.gitloom/write.lock`.
-    fn write_lock(&self) -> Result<std::fs::File, StoreError> {
+    pub(crate) fn write_lock(&self) -> Result<std::fs::File, StoreError> {
         let dir = self.gitloom_dir();
         std::fs::create_dir_all(&dir).map_err(crate::error::io("cannot create", &dir))?;
         let path = dir.join("write.lock");
@@ -427,7 +451,7 @@ impl Store {
 /// matches and is waited for as before. (Residual risk, accepted: a `git` process
 /// that took the lock in the instant after a gitloom writer died acquiring it loses
 /// its lock, and its own write then fails cleanly.)
-struct LockOwner {
+pub(crate) struct LockOwner {
     record: std::path::PathBuf,
     lock: std::path::PathBuf,
 }
@@ -463,7 +487,8 @@ impl LockOwner {
         if let Ok(recorded) = std::fs::read_to_string(&self.record) {
             let recorded = recorded.trim();
             let stale = if recorded == PENDING {
-                let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified());
+                let modified =
+                    |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified());
                 matches!(
                     (modified(&self.record), modified(&self.lock)),
                     (Ok(r), Ok(l)) if l >= r

@@ -25,6 +25,7 @@ mod error;
 mod gitindex;
 mod log;
 mod read;
+mod recover;
 mod worktree;
 
 use std::path::{Path, PathBuf};

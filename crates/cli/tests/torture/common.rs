@@ -79,7 +79,10 @@ pub fn memory(title: &str, body: &str) -> String {
 /// The store is sound: `git fsck` is clean, and `gitloom doctor` (which opens the
 /// store, syncs, and compares the index with a fresh rebuild) finds no error.
 pub fn assert_sound(repo: &Path) {
-    git(repo, &["fsck", "--strict", "--no-dangling", "--no-progress"]);
+    git(
+        repo,
+        &["fsck", "--strict", "--no-dangling", "--no-progress"],
+    );
     let out = run(repo, &["--json", "doctor"], b"");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(

@@ -33,7 +33,11 @@ fn concurrent_writers_and_readers_lose_nothing_and_never_see_half_a_sync() {
                     let stats: Value = serde_json::from_slice(&out.stdout).expect("stats JSON");
                     let files = stats["files"].as_u64().expect("files count");
                     assert_eq!(files % 2, 0, "reader {r} saw half a sync: {stats}");
-                    let out = run(&dir, &["--json", "retrieve", "where is note pair 3 written"], b"");
+                    let out = run(
+                        &dir,
+                        &["--json", "retrieve", "where is note pair 3 written"],
+                        b"",
+                    );
                     assert!(
                         out.status.success(),
                         "reader {r}: retrieve failed: {}",
@@ -80,7 +84,10 @@ fn concurrent_writers_and_readers_lose_nothing_and_never_see_half_a_sync() {
         h.join().expect("writer thread");
     }
     stop.store(true, Ordering::SeqCst);
-    let reads: usize = readers.into_iter().map(|r| r.join().expect("reader thread")).sum();
+    let reads: usize = readers
+        .into_iter()
+        .map(|r| r.join().expect("reader thread"))
+        .sum();
 
     let paths = head_paths(&dir);
     for w in 0..writers {
@@ -91,7 +98,10 @@ fn concurrent_writers_and_readers_lose_nothing_and_never_see_half_a_sync() {
             }
         }
     }
-    let commits: usize = git(&dir, &["rev-list", "--count", "HEAD"]).trim().parse().expect("n");
+    let commits: usize = git(&dir, &["rev-list", "--count", "HEAD"])
+        .trim()
+        .parse()
+        .expect("n");
     assert_eq!(commits, 1 + writers * writes, "one commit per import");
     assert!(git(&dir, &["status", "--porcelain"]).trim().is_empty());
     assert_sound(&dir);

@@ -20,19 +20,24 @@ fn writers_killed_at_random_points_lose_no_acknowledged_write() {
     );
     // Roughly how long one write takes here, so kills land across its whole span.
     let t0 = Instant::now();
-    ok(dir, &["write", "facts/base/first.md"], memory("first", "x").as_bytes());
+    ok(
+        dir,
+        &["write", "facts/base/first.md"],
+        memory("first", "x").as_bytes(),
+    );
     let span = t0.elapsed().as_micros().max(1000) as u64;
 
-    let mut acknowledged: Vec<(String, String)> = vec![(
-        "facts/base/first.md".into(),
-        memory("first", "x"),
-    )];
+    let mut acknowledged: Vec<(String, String)> =
+        vec![("facts/base/first.md".into(), memory("first", "x"))];
     let mut killed = 0;
     let mut i = 0;
     while killed < kills {
         i += 1;
         let path = format!("facts/t{}/n{i}.md", i % 7);
-        let content = memory(&format!("note {i}"), &format!("body {i} [[facts/t0/n{}.md]]", i / 2));
+        let content = memory(
+            &format!("note {i}"),
+            &format!("body {i} [[facts/t0/n{}.md]]", i / 2),
+        );
         // Now and then a sync or rebuild is the victim instead of a write.
         let args: Vec<&str> = match rng.u32(..10) {
             0 => vec!["rebuild"],
@@ -70,14 +75,28 @@ fn writers_killed_at_random_points_lose_no_acknowledged_write() {
     }
     // One more write must go through (no stale lock blocks it).
     let t = Instant::now();
-    ok(dir, &["write", "facts/base/after.md"], memory("after", "y").as_bytes());
-    assert!(t.elapsed() < Duration::from_secs(5), "the write after the kills waited {:?}", t.elapsed());
+    ok(
+        dir,
+        &["write", "facts/base/after.md"],
+        memory("after", "y").as_bytes(),
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "the write after the kills waited {:?}",
+        t.elapsed()
+    );
     acknowledged.push(("facts/base/after.md".into(), memory("after", "y")));
 
     for (path, content) in &acknowledged {
         let got = git(dir, &["show", &format!("HEAD:{path}")]);
         assert_eq!(&got, content, "{path}");
     }
+    // The write after the kills finished any work-tree refresh a kill interrupted:
+    // the work tree and git's index agree with HEAD, and no temporary file is left.
+    assert_eq!(
+        git(dir, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
     assert_sound(dir);
     eprintln!(
         "crash torture: {killed} kills survived, {} acknowledged writes, {i} attempts",
