@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::{Bm25Weights, Index, IndexError, IndexedState, OpenStatus};
 
 /// Bumped on any change to the layout below; a mismatch on open resets the index.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Every table [`open`] expects to find in a reused index.
 const TABLES: &[&str] = &[
@@ -93,8 +93,15 @@ CREATE TABLE links (
     target_raw TEXT NOT NULL,
     label TEXT,
     section TEXT,
-    resolved TEXT
+    resolved TEXT,
+    -- what target_raw can match (links::link_keys), so a file that appears or
+    -- changes title can unresolve exactly the links it might capture
+    key_path TEXT, key_title TEXT, key_slug TEXT, key_slug2 TEXT
 );
+CREATE INDEX links_key_path ON links (key_path);
+CREATE INDEX links_key_title ON links (key_title);
+CREATE INDEX links_key_slug ON links (key_slug);
+CREATE INDEX links_key_slug2 ON links (key_slug2);
 CREATE INDEX links_src ON links (src, ord);
 CREATE INDEX links_resolved ON links (resolved, kind);
 CREATE INDEX links_dangling ON links (id) WHERE resolved IS NULL;
@@ -105,7 +112,11 @@ CREATE TABLE entities (
     name TEXT NOT NULL,
     kind TEXT
 );
+-- name and kind as this file wrote them: an entity's displayed name and kind are
+-- recomputed from its mentions (first by path), so they never depend on the order
+-- files were indexed in, nor outlive the file that wrote them.
 CREATE TABLE mentions (entity_id INTEGER NOT NULL, path TEXT NOT NULL, role TEXT,
+    name TEXT NOT NULL, kind TEXT,
     PRIMARY KEY (entity_id, path)) WITHOUT ROWID;
 CREATE INDEX mentions_path ON mentions (path);
 
