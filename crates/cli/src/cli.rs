@@ -109,6 +109,8 @@ pub enum Command {
     Gc(crate::maint_cmd::GcArgs),
     /// Check the repository (git fsck), the index against a fresh rebuild, links and vectors.
     Doctor,
+    /// Merge near-duplicate memories within a topic into one (one `consolidate:` commit).
+    Consolidate(crate::maint_cmd::ConsolidateArgs),
     /// The local embedding model: install, distil, status.
     #[command(subcommand)]
     Model(ModelCommand),

@@ -296,6 +296,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Model(cmd) => model_cmd::run(cmd, json)?,
         Command::Gc(args) => maint_cmd::gc(&cli, args)?,
         Command::Doctor => maint_cmd::doctor(&cli)?,
+        Command::Consolidate(args) => maint_cmd::consolidate(&cli, args)?,
         Command::Eval(cmd) => eval_cmd::run(cmd, &cli)?,
     }
     Ok(())

@@ -128,3 +128,55 @@ pub fn doctor(cli: &Cli) -> Result<()> {
     }
     Ok(())
 }
+
+#[derive(Debug, Args)]
+pub struct ConsolidateArgs {
+    /// Print the plan (clusters, what stays, what retires); change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Cosine of cue texts or bodies at or above which memories may merge.
+    #[arg(long, default_value_t = 0.92)]
+    pub threshold: f32,
+    /// Without an embedder: token overlap (Jaccard) at or above which memories may merge.
+    #[arg(long, default_value_t = 0.6)]
+    pub lexical_threshold: f32,
+}
+
+pub fn consolidate(cli: &Cli, args: &ConsolidateArgs) -> Result<()> {
+    let engine = crate::open(cli)?;
+    let opts = gitloom_engine::ConsolidateOptions {
+        dry_run: args.dry_run,
+        vector_threshold: args.threshold,
+        lexical_threshold: args.lexical_threshold,
+        ..gitloom_engine::ConsolidateOptions::default()
+    };
+    let report = engine.consolidate(&opts)?;
+    crate::flush_warnings(&engine);
+    if cli.json {
+        return crate::print_json(&report);
+    }
+    let verb = if report.dry_run {
+        "would merge"
+    } else {
+        "merged"
+    };
+    outln!(
+        "{verb} {} cluster(s) among {} memories ({})",
+        report.merges.len(),
+        report.memories,
+        report.measure
+    )?;
+    for m in &report.merges {
+        outln!("  keep {} ({:.3}, {})", m.keep, m.similarity, m.agreement)?;
+        for r in &m.retire {
+            outln!("    retire {r}")?;
+        }
+    }
+    if let Some(c) = &report.commit {
+        outln!(
+            "commit {c} (undo with `git revert {}`)",
+            &c[..12.min(c.len())]
+        )?;
+    }
+    Ok(())
+}

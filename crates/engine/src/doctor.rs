@@ -116,7 +116,13 @@ impl Engine {
                     ),
                 });
             }
-            for l in index.dangling_links()? {
+            // `supersedes` names what a memory replaced; consolidation and by-hand
+            // supersession remove the old file, which stays in history.
+            for l in index
+                .dangling_links()?
+                .into_iter()
+                .filter(|l| l.kind != "supersedes")
+            {
                 problems.push(DoctorProblem {
                     check: "dangling_link",
                     severity: Severity::Warning,

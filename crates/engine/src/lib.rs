@@ -16,6 +16,7 @@
 //! (`gitloom-model`), argument parsing or output formatting (front-ends).
 #![forbid(unsafe_code)]
 
+mod consolidate;
 mod doctor;
 mod engine;
 mod error;
@@ -29,6 +30,7 @@ pub mod shape;
 mod sync;
 mod write;
 
+pub use consolidate::{ConsolidateOptions, ConsolidateReport, MergePlan};
 pub use doctor::{DoctorProblem, DoctorReport, Severity};
 pub use engine::{EmbedderChoice, Engine, EngineOptions, GetResult, LogEntry};
 pub use error::{EngineError, Result};

@@ -320,3 +320,13 @@ impl Semantic {
         Ok((refs.len(), missing))
     }
 }
+
+impl Semantic {
+    /// Vectors of arbitrary texts, through the vector cache (consolidation compares
+    /// whole memories this way).
+    pub(crate) fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        embed_cached(self.embedder.as_ref(), &self.cache, texts, None)
+            .map(|(v, _)| v)
+            .map_err(|e| EngineError::Embed(e.to_string()))
+    }
+}

@@ -315,3 +315,147 @@ fn doctor_reports_unparseable_files_and_a_damaged_object_store() {
     assert_eq!(fsck.severity, Severity::Error);
     assert!(fsck.message.contains(blob), "{}", fsck.message);
 }
+
+#[test]
+fn consolidate_merges_hand_made_duplicates_in_one_revertible_commit() {
+    let (dir, engine) = new_store();
+    let dup = |title: &str, created: &str, body: &str, cue: &str| {
+        format!(
+            "---\ntitle: {title}\ncues:\n  - {cue}\nentities:\n  - Orbital AI (org)\ncreated: {created}\n---\n{body}\n"
+        )
+    };
+    let files = [
+        (
+            "facts/work/orbital-1.md",
+            dup(
+                "Works at Orbital AI as an ML engineer",
+                "2026-01-01T00:00:00Z",
+                "User works at Orbital AI as an ML engineer on the inference team.",
+                "where do I work",
+            ),
+        ),
+        (
+            "facts/work/orbital-2.md",
+            dup(
+                "Works at Orbital AI as ML engineer",
+                "2026-02-01T00:00:00Z",
+                "User works at Orbital AI as an ML engineer in the inference team.",
+                "who is my employer",
+            ),
+        ),
+        (
+            "facts/work/orbital-3.md",
+            dup(
+                "Is an ML engineer at Orbital AI",
+                "2026-03-01T00:00:00Z",
+                "User is an ML engineer at Orbital AI, inference team.",
+                "where do I work",
+            ),
+        ),
+        // Similar words, another topic: never merged across topics.
+        (
+            "facts/other/orbital.md",
+            dup(
+                "Works at Orbital AI as an ML engineer",
+                "2026-01-05T00:00:00Z",
+                "User works at Orbital AI as an ML engineer on the inference team.",
+                "where do I work",
+            ),
+        ),
+        // Same topic, different subject.
+        ("facts/work/cat.md", front("Has a cat named Mellob", "")),
+    ];
+    for (p, t) in &files {
+        engine.write(p, t.as_bytes(), None).expect("write");
+    }
+    let before = git(dir.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let plan = engine
+        .consolidate(&gitloom_engine::ConsolidateOptions {
+            dry_run: true,
+            lexical_threshold: 0.5,
+            ..Default::default()
+        })
+        .expect("plan");
+    assert_eq!(plan.measure, "lexical");
+    assert_eq!(plan.merges.len(), 1, "{:#?}", plan.merges);
+    assert_eq!(plan.merges[0].keep, "facts/work/orbital-1.md");
+    assert_eq!(
+        plan.merges[0].retire,
+        ["facts/work/orbital-2.md", "facts/work/orbital-3.md"]
+    );
+    assert_eq!(
+        git(dir.path(), &["rev-parse", "HEAD"]).trim(),
+        before,
+        "dry run wrote"
+    );
+
+    let done = engine
+        .consolidate(&gitloom_engine::ConsolidateOptions {
+            lexical_threshold: 0.5,
+            ..Default::default()
+        })
+        .expect("consolidate");
+    assert!(done.commit.is_some());
+    assert!(git(dir.path(), &["log", "-1", "--format=%s"]).starts_with("consolidate: merge 2"));
+    assert_eq!(
+        git(
+            dir.path(),
+            &["rev-list", "--count", &format!("{before}..HEAD")]
+        )
+        .trim(),
+        "1"
+    );
+    let merged = engine
+        .get("facts/work/orbital-1.md", None)
+        .expect("kept")
+        .content;
+    let m = gitloom_model::Memory::parse("x.md", merged.as_bytes()).expect("valid memory");
+    assert_eq!(
+        m.front.supersedes,
+        ["facts/work/orbital-2.md", "facts/work/orbital-3.md"]
+    );
+    assert!(m.front.cues.contains(&"who is my employer".to_owned()));
+    assert!(m.body.contains("## Timeline"), "{merged}");
+    assert!(m.body.contains("(was facts/work/orbital-3.md)"), "{merged}");
+    assert_eq!(m.front.timeline.len(), 3);
+    let paths = ls(dir.path());
+    assert!(!paths.contains(&"facts/work/orbital-2.md".to_owned()));
+    assert!(paths.contains(&"facts/other/orbital.md".to_owned()));
+    assert!(paths.contains(&"facts/work/cat.md".to_owned()));
+    // Retired memories stay in history; the store is sound.
+    assert!(
+        engine
+            .get("facts/work/orbital-2.md", Some("HEAD~1"))
+            .is_ok()
+    );
+    assert!(engine.doctor().expect("doctor").ok);
+    // Nothing left to merge.
+    let again = engine
+        .consolidate(&gitloom_engine::ConsolidateOptions {
+            lexical_threshold: 0.5,
+            ..Default::default()
+        })
+        .expect("again");
+    assert!(again.merges.is_empty() && again.commit.is_none());
+
+    // One `git revert` undoes it.
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "revert",
+            "--no-edit",
+            "HEAD",
+        ],
+    );
+    engine.sync().expect("sync");
+    assert_eq!(
+        git(dir.path(), &["diff", &before, "HEAD", "--stat"]).trim(),
+        "",
+        "the revert restores the tree exactly"
+    );
+    assert_eq!(engine.stats().expect("stats").files, 5);
+}
