@@ -283,10 +283,13 @@ impl Engine {
         let Some(marker) = marker else {
             return Ok(cap);
         };
+        let Ok(marker) = marker.parse::<gitloom_store::ObjectId>() else {
+            return Ok(cap);
+        };
         let log = self.store.log(None, Some(cap))?;
         Ok(log
             .iter()
-            .position(|c| c.id.to_string() == marker)
+            .position(|c| c.id == marker)
             .unwrap_or(log.len().max(cap)))
     }
 

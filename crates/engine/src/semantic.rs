@@ -287,20 +287,6 @@ pub fn adaptive_cutoff(sorted: &[f32], floor: f32, margin: f32) -> f32 {
     floor.max(best - margin * (best - median))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cutoff_follows_the_distribution_and_respects_the_floor() {
-        assert_eq!(adaptive_cutoff(&[], 0.3, 0.5), 0.3);
-        let c = adaptive_cutoff(&[0.9, 0.5, 0.4, 0.3, 0.2], 0.1, 0.5);
-        assert!((c - 0.65).abs() < 1e-6, "{c}");
-        // A corpus with nothing relevant: everything under the floor is cut.
-        assert_eq!(adaptive_cutoff(&[0.2, 0.19, 0.18], 0.3, 0.5), 0.3);
-    }
-}
-
 impl Semantic {
     /// Texts the index would embed (cues, body chunks) and how many of them the
     /// vector cache lacks, for `gitloom doctor`. Embeds nothing.
@@ -328,5 +314,19 @@ impl Semantic {
         embed_cached(self.embedder.as_ref(), &self.cache, texts, None)
             .map(|(v, _)| v)
             .map_err(|e| EngineError::Embed(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutoff_follows_the_distribution_and_respects_the_floor() {
+        assert_eq!(adaptive_cutoff(&[], 0.3, 0.5), 0.3);
+        let c = adaptive_cutoff(&[0.9, 0.5, 0.4, 0.3, 0.2], 0.1, 0.5);
+        assert!((c - 0.65).abs() < 1e-6, "{c}");
+        // A corpus with nothing relevant: everything under the floor is cut.
+        assert_eq!(adaptive_cutoff(&[0.2, 0.19, 0.18], 0.3, 0.5), 0.3);
     }
 }

@@ -219,22 +219,6 @@ fn parse_when(rev: &str) -> Option<jiff::Timestamp> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::parse_when;
-
-    #[test]
-    fn dates() {
-        assert_eq!(
-            parse_when("2026-01-02").map(|t| t.as_second()),
-            Some(1_767_398_399)
-        );
-        assert!(parse_when("2026-01-02T10:00:00Z").is_some());
-        assert!(parse_when("HEAD~1").is_none());
-        assert!(parse_when("deadbeefde").is_none());
-    }
-}
-
 /// The first path in `tree` that differs from `path` only in letter case (at any
 /// component: `facts/Work/x.md` collides with `facts/work/y.md`'s directory), if any.
 /// Two such paths are one file on a case-insensitive file system (macOS, Windows),
@@ -265,4 +249,20 @@ pub(crate) fn case_collision(
         prefix = join(&prefix, part);
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_when;
+
+    #[test]
+    fn dates() {
+        assert_eq!(
+            parse_when("2026-01-02").map(|t| t.as_second()),
+            Some(1_767_398_399)
+        );
+        assert!(parse_when("2026-01-02T10:00:00Z").is_some());
+        assert!(parse_when("HEAD~1").is_none());
+        assert!(parse_when("deadbeefde").is_none());
+    }
 }
