@@ -12,6 +12,7 @@ fn writers_killed_at_random_points_lose_no_acknowledged_write() {
     let kills = if long() { 400 } else { 12 };
     let repo = new_store();
     let dir = repo.path();
+    let staging = tempfile::tempdir().expect("staging");
     let mut rng = fastrand::Rng::with_seed(
         std::env::var("GITLOOM_TORTURE_SEED")
             .ok()
@@ -38,10 +39,26 @@ fn writers_killed_at_random_points_lose_no_acknowledged_write() {
             &format!("note {i}"),
             &format!("body {i} [[facts/t0/n{}.md]]", i / 2),
         );
-        // Now and then a sync or rebuild is the victim instead of a write.
-        let args: Vec<&str> = match rng.u32(..10) {
+        // Now and then a sync, rebuild, gc or a two-file import (a batch, as ingestion
+        // writes) is the victim instead of a single write.
+        let batch_dir = staging.path().join(format!("b{i}"));
+        let pair = [
+            format!("facts/pairs/p{i}-a.md"),
+            format!("facts/pairs/p{i}-b.md"),
+        ];
+        let batch_arg = batch_dir.to_string_lossy().into_owned();
+        let args: Vec<&str> = match rng.u32(..12) {
             0 => vec!["rebuild"],
             1 => vec!["sync"],
+            2 => vec!["gc", "--no-repack"],
+            3 | 4 => {
+                for p in &pair {
+                    let f = batch_dir.join(p);
+                    std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
+                    std::fs::write(&f, memory(p, "pair")).expect("stage");
+                }
+                vec!["import", &batch_arg]
+            }
             _ => vec!["write", &path],
         };
         let mut child = spawn(dir, &args, content.as_bytes());
@@ -62,8 +79,15 @@ fn writers_killed_at_random_points_lose_no_acknowledged_write() {
                     "{args:?} failed after earlier kills: {}",
                     String::from_utf8_lossy(&out.stderr)
                 );
-                if args[0] == "write" {
-                    acknowledged.push((path, content));
+                match args[0] {
+                    "write" => acknowledged.push((path, content)),
+                    "import" => {
+                        for p in pair {
+                            let text = memory(&p, "pair");
+                            acknowledged.push((p, text));
+                        }
+                    }
+                    _ => {}
                 }
             }
             None => {
