@@ -183,16 +183,15 @@ pub(crate) fn open(path: &Path) -> Result<(Index, OpenStatus), IndexError> {
     // Deciding that a file is unusable, removing it and creating a new one must not
     // interleave across processes: without this lock, one process could remove the
     // index another is creating (or using), and two could create it at once ("table
-    // meta already exists"). Held only while opening.
-    let lock_path = side(path, ".open-lock");
-    let lock = std::fs::File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(io_err(&lock_path, "open the index open lock"))?;
+    // meta already exists"). The lock is an flock on the index's directory (no extra
+    // file beside the index), held only while opening.
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    let lock = std::fs::File::open(&dir).map_err(io_err(&dir, "open the index directory"))?;
     lock.lock()
-        .map_err(io_err(&lock_path, "take the index open lock"))?;
+        .map_err(io_err(&dir, "lock the index directory"))?;
     let existed = match std::fs::metadata(path) {
         Ok(m) => m.len() > 0 || wal_exists(path),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
