@@ -459,3 +459,84 @@ fn consolidate_merges_hand_made_duplicates_in_one_revertible_commit() {
     );
     assert_eq!(engine.stats().expect("stats").files, 5);
 }
+
+#[test]
+fn consolidate_with_the_embedded_model_merges_paraphrases_only() {
+    let Some(model) = gitloom_engine::embed::default_embedder().expect("model loads") else {
+        eprintln!("MiniLM not installed (run `gitloom model install`); skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::Given(model),
+            ..EngineOptions::default()
+        },
+    )
+    .expect("init");
+    let mem = |title: &str, cue: &str, body: &str, ent: &str| {
+        format!(
+            "---\ntitle: {title}\ncues:\n  - {cue}\nentities:\n  - {ent}\ncreated: 2026-01-01T00:00:00Z\n---\n{body}\n"
+        )
+    };
+    engine
+        .write(
+            "facts/pets/mellob.md",
+            mem(
+                "Has a cat named Mellob",
+                "what is my cat called",
+                "The user's cat is called Mellob.",
+                "Mellob (pet)",
+            )
+            .as_bytes(),
+            None,
+        )
+        .expect("write");
+    engine
+        .write(
+            "facts/pets/mellob-2.md",
+            mem(
+                "Has a cat called Mellob",
+                "what is the name of my cat",
+                "The user has a cat called Mellob.",
+                "Mellob (pet)",
+            )
+            .as_bytes(),
+            None,
+        )
+        .expect("write");
+    // Same topic, same entity, another fact: must stay.
+    engine
+        .write(
+            "facts/pets/vet.md",
+            mem(
+                "Mellob's vet is in Kreuzberg",
+                "where is the vet",
+                "Mellob goes to a vet in Kreuzberg for check-ups.",
+                "Mellob (pet)",
+            )
+            .as_bytes(),
+            None,
+        )
+        .expect("write");
+    let plan = engine
+        .consolidate(&gitloom_engine::ConsolidateOptions {
+            dry_run: true,
+            ..Default::default()
+        })
+        .expect("plan");
+    assert!(plan.measure.starts_with("vectors"), "{}", plan.measure);
+    assert_eq!(plan.merges.len(), 1, "{:#?}", plan.merges);
+    assert_eq!(
+        plan.merges[0].keep,
+        "facts/pets/mellob-2.md".min("facts/pets/mellob.md")
+    );
+    assert_eq!(plan.merges[0].retire.len(), 1);
+    assert!(
+        !plan.merges[0]
+            .retire
+            .contains(&"facts/pets/vet.md".to_owned())
+    );
+    assert!(plan.merges[0].similarity >= 0.92);
+}
