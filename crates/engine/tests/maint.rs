@@ -538,3 +538,52 @@ fn consolidate_with_the_embedded_model_merges_paraphrases_only() {
     );
     assert!(plan.merges[0].similarity >= 0.92);
 }
+
+#[test]
+fn doctor_reports_vector_cache_coverage() {
+    let Some(model) = gitloom_engine::embed::default_embedder().expect("model loads") else {
+        eprintln!("MiniLM not installed (run `gitloom model install`); skipping");
+        return;
+    };
+    let (dir, engine) = new_store();
+    engine
+        .write(
+            "facts/a/one.md",
+            front("one", "cues:\n  - what is one\n").as_bytes(),
+            None,
+        )
+        .expect("write");
+    drop(engine);
+    let with_cache = |cache: &Path| {
+        Engine::open_with(
+            dir.path(),
+            EngineOptions {
+                embedder: EmbedderChoice::Given(model.clone()),
+                vector_cache: Some(cache.to_owned()),
+                ..EngineOptions::default()
+            },
+        )
+        .expect("open")
+    };
+    let caches = tempfile::tempdir().expect("tempdir");
+    // A fresh cache and an index already at HEAD: nothing has been embedded.
+    let engine = with_cache(&caches.path().join("empty.db"));
+    let report = engine.doctor().expect("doctor");
+    assert!(report.ok, "a missing vector is a warning, not an error");
+    let p = report
+        .problems
+        .iter()
+        .find(|p| p.check == "vectors")
+        .expect("coverage finding");
+    assert_eq!(p.severity, Severity::Warning);
+    assert!(p.message.contains("lacks 2 of 2"), "{}", p.message);
+    assert!(p.fix.contains("gitloom embed"));
+    // The fix it names works.
+    engine.embed_pending().expect("embed");
+    let report = engine.doctor().expect("doctor");
+    assert!(
+        report.problems.iter().all(|p| p.check != "vectors"),
+        "{:#?}",
+        report.problems
+    );
+}
