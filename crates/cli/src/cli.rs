@@ -118,6 +118,12 @@ pub enum Command {
     },
     /// Embed every cue and section the vector cache lacks.
     Embed,
+    /// Expire incidents past expires_at/ttl (one `gc:` commit); repack the object store on a cadence.
+    Gc(crate::maint_cmd::GcArgs),
+    /// Check the repository (git fsck), the index against a fresh rebuild, links and vectors.
+    Doctor,
+    /// Merge near-duplicate memories within a topic into one (one `consolidate:` commit).
+    Consolidate(crate::maint_cmd::ConsolidateArgs),
     /// The local embedding model: install, distil, status.
     #[command(subcommand)]
     Model(ModelCommand),

@@ -5,6 +5,7 @@
 mod cli;
 mod eval_cmd;
 mod ingest_cmd;
+mod maint_cmd;
 mod model_cmd;
 mod render;
 mod storage_cmd;
@@ -280,6 +281,9 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Model(cmd) => model_cmd::run(cmd, json)?,
+        Command::Gc(args) => maint_cmd::gc(&cli, args)?,
+        Command::Doctor => maint_cmd::doctor(&cli)?,
+        Command::Consolidate(args) => maint_cmd::consolidate(&cli, args)?,
         Command::Eval(cmd) => eval_cmd::run(cmd, &cli)?,
         Command::Ingest(args) => ingest_cmd::run(args, &cli)?,
     }

@@ -180,8 +180,24 @@ pub fn run(cli: &Cli, url: &str) -> Result<()> {
         Command::Model(_) | Command::Synth { .. } | Command::Eval(_) => {
             unreachable!("`applies` keeps these on the local path")
         }
+        Command::Ingest(_) | Command::Gc(_) | Command::Doctor | Command::Consolidate(_) => {
+            bail!(
+                "`{}` does not run through --storage yet; run it on a local store (--repo)",
+                command_name(&cli.command)
+            );
+        }
     }
     Ok(())
+}
+
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Ingest(_) => "ingest",
+        Command::Gc(_) => "gc",
+        Command::Doctor => "doctor",
+        Command::Consolidate(_) => "consolidate",
+        _ => "this command",
+    }
 }
 
 fn open(cli: &Cli, url: &str) -> Result<Storage> {

@@ -16,9 +16,12 @@
 //! (`gitloom-model`), argument parsing or output formatting (front-ends).
 #![forbid(unsafe_code)]
 
+mod consolidate;
+mod doctor;
 mod engine;
 mod error;
 pub mod fusion;
+pub mod gc;
 mod remember;
 pub mod rerank;
 pub mod retrieve;
@@ -28,8 +31,11 @@ mod sync;
 pub mod when;
 mod write;
 
+pub use consolidate::{ConsolidateOptions, ConsolidateReport, MergePlan};
+pub use doctor::{DoctorProblem, DoctorReport, Severity};
 pub use engine::{EmbedderChoice, Engine, EngineOptions, GetResult, LogEntry};
 pub use error::{EngineError, Result};
+pub use gc::{GcOptions, GcReport, Repack};
 pub use gitloom_embed as embed;
 pub use gitloom_index::{IndexStats, Problem, TopicCount, TreeListing};
 pub use remember::RememberRequest;

@@ -287,6 +287,36 @@ pub fn adaptive_cutoff(sorted: &[f32], floor: f32, margin: f32) -> f32 {
     floor.max(best - margin * (best - median))
 }
 
+impl Semantic {
+    /// Texts the index would embed (cues, body chunks) and how many of them the
+    /// vector cache lacks, for `gitloom doctor`. Embeds nothing.
+    pub(crate) fn coverage(&self, index: &Index) -> Result<(usize, usize)> {
+        let units = index.embed_units(None)?;
+        let texts = chunks(self.embedder.as_ref(), &units);
+        let hashes: Vec<String> = texts
+            .iter()
+            .map(|(_, t)| gitloom_embed::text_hash(t))
+            .collect();
+        let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();
+        let have = self
+            .cache
+            .get_many(self.embedder.model_id(), &refs)
+            .map_err(|e| EngineError::Embed(e.to_string()))?;
+        let missing = refs.iter().filter(|h| !have.contains_key(**h)).count();
+        Ok((refs.len(), missing))
+    }
+}
+
+impl Semantic {
+    /// Vectors of arbitrary texts, through the vector cache (consolidation compares
+    /// whole memories this way).
+    pub(crate) fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        embed_cached(self.embedder.as_ref(), &self.cache, texts, None)
+            .map(|(v, _)| v)
+            .map_err(|e| EngineError::Embed(e.to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,7 @@ mod lexical;
 mod links;
 mod query;
 mod schema;
+mod snapshot;
 mod stats;
 mod sync;
 #[doc(hidden)]
@@ -46,6 +47,7 @@ pub use lexical::{
 pub use links::{LinkKind, LinkRow, MentionRow};
 pub use query::{QueryTerms, is_stopword};
 pub use schema::SCHEMA_VERSION;
+pub use snapshot::{DanglingLink, Snapshot, snapshot_diff};
 pub use stats::IndexStats;
 pub use sync::{ApplyStats, IndexedFile, Problem, SyncBatch};
 pub use topics::{TopicCount, TreeFile, TreeListing};
@@ -227,6 +229,23 @@ impl Index {
     /// [`gitloom_model::fold_name`] before lookup).
     pub fn mentions_of(&self, name: &str) -> Result<Vec<MentionRow>, IndexError> {
         links::mentions_of(self, name)
+    }
+
+    /// The whole content in a canonical form (insertion-order ids replaced by the
+    /// keys they stand for): two indexes of one tree have equal snapshots however
+    /// they were built. See [`snapshot_diff`].
+    pub fn snapshot(&self) -> Result<Snapshot, IndexError> {
+        snapshot::snapshot(self)
+    }
+
+    /// Links (wikilinks, `related:`, `supersedes`) that resolve to no indexed memory.
+    pub fn dangling_links(&self) -> Result<Vec<DanglingLink>, IndexError> {
+        snapshot::dangling_links(self)
+    }
+
+    /// SQLite's integrity check and the FTS5 integrity checks; empty when all pass.
+    pub fn integrity(&self) -> Result<Vec<String>, IndexError> {
+        snapshot::integrity(self)
     }
 
     fn err(&self, op: &'static str) -> impl FnOnce(rusqlite::Error) -> IndexError + '_ {

@@ -63,42 +63,80 @@ pub struct MentionRow {
     pub role: Option<String>,
 }
 
-pub(crate) fn resolve(c: &Connection, raw: &str) -> rusqlite::Result<Option<String>> {
+/// What a raw link target can match, in the order [`resolve`] tries them: a path,
+/// a folded title, a slug (as written, and slugified).
+pub(crate) struct LinkKeys {
+    pub path: String,
+    pub title: String,
+    pub slug: String,
+    pub slug2: String,
+}
+
+pub(crate) fn link_keys(raw: &str) -> Option<LinkKeys> {
     let t = raw.trim();
     let t = t.strip_prefix("./").unwrap_or(t).trim_start_matches('/');
     if t.is_empty() {
-        return Ok(None);
+        return None;
     }
-    let by_path = if t.ends_with(".md") {
+    let path = if t.ends_with(".md") {
         t.to_owned()
     } else {
         format!("{t}.md")
     };
+    let stem = t.strip_suffix(".md").unwrap_or(t);
+    let stem = stem.rsplit('/').next().unwrap_or(stem);
+    Some(LinkKeys {
+        path,
+        title: fold_name(t),
+        slug: stem.to_owned(),
+        slug2: slugify(stem, 200),
+    })
+}
+
+pub(crate) fn resolve(c: &Connection, raw: &str) -> rusqlite::Result<Option<String>> {
+    let Some(k) = link_keys(raw) else {
+        return Ok(None);
+    };
     let mut st = c.prepare_cached("SELECT path FROM files WHERE path = ?1")?;
-    if let Some(p) = st.query_row([&by_path], |r| r.get(0)).optional()? {
+    if let Some(p) = st.query_row([&k.path], |r| r.get(0)).optional()? {
         return Ok(Some(p));
     }
-    let folded = fold_name(t);
-    if !folded.is_empty() {
+    if !k.title.is_empty() {
         let mut st = c.prepare_cached(
             "SELECT path FROM files WHERE title_folded = ?1 ORDER BY path LIMIT 1",
         )?;
-        if let Some(p) = st.query_row([&folded], |r| r.get(0)).optional()? {
+        if let Some(p) = st.query_row([&k.title], |r| r.get(0)).optional()? {
             return Ok(Some(p));
         }
     }
-    let stem = t.strip_suffix(".md").unwrap_or(t);
-    let stem = stem.rsplit('/').next().unwrap_or(stem);
     let mut st = c.prepare_cached("SELECT path FROM files WHERE slug = ?1 LIMIT 2")?;
-    for slug in [stem.to_owned(), slugify(stem, 200)] {
+    for slug in [&k.slug, &k.slug2] {
         let found: Vec<String> = st
-            .query_map([&slug], |r| r.get(0))?
+            .query_map([slug], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         if found.len() == 1 {
             return Ok(found.into_iter().next());
         }
     }
     Ok(None)
+}
+
+/// Unresolves every resolved link that `path` (now titled `title_folded`, with
+/// `slug`) might capture: one naming its path, its title (a tie now broken
+/// differently) or its slug (now ambiguous or newly unique). They are re-resolved
+/// by [`resolve_pending`], so an incremental sync resolves exactly as a rebuild.
+pub(crate) fn unresolve_capturable(
+    c: &Connection,
+    path: &str,
+    title_folded: &str,
+    slug: &str,
+) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "UPDATE links SET resolved = NULL WHERE resolved IS NOT NULL
+           AND (key_path = ?1 OR key_title = ?2 OR key_slug = ?3 OR key_slug2 = ?3)",
+    )?
+    .execute(params![path, title_folded, slug])?;
+    Ok(())
 }
 
 /// Resolves every link whose `resolved` is NULL. Returns (newly resolved, still dangling).

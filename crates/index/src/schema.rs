@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::{Bm25Weights, Index, IndexError, IndexedState, OpenStatus};
 
 /// Bumped on any change to the layout below; a mismatch on open resets the index.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Every table [`open`] expects to find in a reused index.
 const TABLES: &[&str] = &[
@@ -93,8 +93,15 @@ CREATE TABLE links (
     target_raw TEXT NOT NULL,
     label TEXT,
     section TEXT,
-    resolved TEXT
+    resolved TEXT,
+    -- what target_raw can match (links::link_keys), so a file that appears or
+    -- changes title can unresolve exactly the links it might capture
+    key_path TEXT, key_title TEXT, key_slug TEXT, key_slug2 TEXT
 );
+CREATE INDEX links_key_path ON links (key_path);
+CREATE INDEX links_key_title ON links (key_title);
+CREATE INDEX links_key_slug ON links (key_slug);
+CREATE INDEX links_key_slug2 ON links (key_slug2);
 CREATE INDEX links_src ON links (src, ord);
 CREATE INDEX links_resolved ON links (resolved, kind);
 CREATE INDEX links_dangling ON links (id) WHERE resolved IS NULL;
@@ -110,7 +117,11 @@ CREATE TABLE entities (
 CREATE TABLE entity_keys (key TEXT NOT NULL, entity_id INTEGER NOT NULL,
     PRIMARY KEY (key, entity_id)) WITHOUT ROWID;
 CREATE INDEX entity_keys_entity ON entity_keys (entity_id);
+-- name and kind as this file wrote them: an entity's displayed name and kind are
+-- recomputed from its mentions (first by path), so they never depend on the order
+-- files were indexed in, nor outlive the file that wrote them.
 CREATE TABLE mentions (entity_id INTEGER NOT NULL, path TEXT NOT NULL, role TEXT,
+    name TEXT NOT NULL, kind TEXT,
     PRIMARY KEY (entity_id, path)) WITHOUT ROWID;
 CREATE INDEX mentions_path ON mentions (path);
 
@@ -174,6 +185,18 @@ pub(crate) fn open(path: &Path) -> Result<(Index, OpenStatus), IndexError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io_err(dir, "create directory"))?;
     }
+    // Deciding that a file is unusable, removing it and creating a new one must not
+    // interleave across processes: without this lock, one process could remove the
+    // index another is creating (or using), and two could create it at once ("table
+    // meta already exists"). The lock is an flock on the index's directory (no extra
+    // file beside the index), held only while opening.
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    let lock = std::fs::File::open(&dir).map_err(io_err(&dir, "open the index directory"))?;
+    lock.lock()
+        .map_err(io_err(&dir, "lock the index directory"))?;
     let existed = match std::fs::metadata(path) {
         Ok(m) => m.len() > 0 || wal_exists(path),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
@@ -184,7 +207,15 @@ pub(crate) fn open(path: &Path) -> Result<(Index, OpenStatus), IndexError> {
             Some(reason) => Some(reason),
             None => match try_reuse(path) {
                 Ok(idx) => return Ok((idx, OpenStatus::Reused)),
-                Err(reason) => Some(reason),
+                // Busy is not damage: another process holds a lock longer than the
+                // busy timeout. Say so rather than throw its index away.
+                Err(Reuse::Busy(reason)) => {
+                    return Err(IndexError::Invalid {
+                        path: path.to_path_buf(),
+                        message: format!("the index is busy ({reason}); try again"),
+                    });
+                }
+                Err(Reuse::Unusable(reason)) => Some(reason),
             },
         }
     } else {
@@ -260,9 +291,39 @@ fn check_header(path: &Path) -> Result<Option<String>, IndexError> {
     Ok(None)
 }
 
-fn try_reuse(path: &Path) -> Result<Index, String> {
-    let conn = Connection::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    configure(&conn).map_err(|e| format!("not a usable database: {e}"))?;
+/// Why an existing file cannot be reused.
+enum Reuse {
+    /// Damaged, foreign or of another schema: replace it.
+    Unusable(String),
+    /// Locked by another connection past the busy timeout: leave it alone.
+    Busy(String),
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+fn try_reuse(path: &Path) -> Result<Index, Reuse> {
+    try_reuse_inner(path).map_err(|(busy, reason)| {
+        if busy {
+            Reuse::Busy(reason)
+        } else {
+            Reuse::Unusable(reason)
+        }
+    })
+}
+
+/// Err((busy, reason)).
+fn try_reuse_inner(path: &Path) -> Result<Index, (bool, String)> {
+    let fail = |what: &str| {
+        let what = what.to_owned();
+        move |e: rusqlite::Error| (is_busy(&e), format!("{what}: {e}"))
+    };
+    let conn = Connection::open(path).map_err(fail("cannot open"))?;
+    configure(&conn).map_err(fail("not a usable database"))?;
     let mut missing = Vec::new();
     for t in TABLES {
         let n: i64 = conn
@@ -271,13 +332,13 @@ fn try_reuse(path: &Path) -> Result<Index, String> {
                 [t],
                 |r| r.get(0),
             )
-            .map_err(|e| format!("not a usable database: {e}"))?;
+            .map_err(fail("not a usable database"))?;
         if n == 0 {
             missing.push(*t);
         }
     }
     if !missing.is_empty() {
-        return Err(format!("missing table(s): {}", missing.join(", ")));
+        return Err((false, format!("missing table(s): {}", missing.join(", "))));
     }
     let v: Option<String> = conn
         .query_row(
@@ -286,15 +347,16 @@ fn try_reuse(path: &Path) -> Result<Index, String> {
             |r| r.get(0),
         )
         .optional()
-        .map_err(|e| format!("cannot read schema_version: {e}"))?;
+        .map_err(fail("cannot read schema_version"))?;
     match v.as_deref().map(str::parse::<i64>) {
         Some(Ok(v)) if v == SCHEMA_VERSION => {}
         Some(Ok(v)) => {
-            return Err(format!(
-                "schema version {v} (this build expects {SCHEMA_VERSION})"
+            return Err((
+                false,
+                format!("schema version {v} (this build expects {SCHEMA_VERSION})"),
             ));
         }
-        _ => return Err("no schema_version".into()),
+        _ => return Err((false, "no schema_version".into())),
     }
     // Touch every table once so a damaged page in a root is caught now.
     for t in TABLES {
@@ -303,7 +365,7 @@ fn try_reuse(path: &Path) -> Result<Index, String> {
             [],
             |r| r.get::<_, i64>(0),
         )
-        .map_err(|e| format!("table {t} unreadable: {e}"))?;
+        .map_err(fail(&format!("table {t} unreadable")))?;
     }
     Ok(wrap(conn, path.to_path_buf()))
 }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use gitloom_model::{Memory, StorePath, When, fold_name};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::links::resolve_pending;
+use crate::links::{link_keys, resolve_pending, unresolve_capturable};
 use crate::topics::TopicDeltas;
 use crate::{Index, IndexError};
 
@@ -99,7 +99,7 @@ pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, In
             remove_file(&tx, p, &mut deltas, &mut touched_entities).map_err(e("replace file"))?;
             clear_problem(&tx, p).map_err(e("clear problem"))?;
         }
-        insert_file(&tx, f, &mut deltas).map_err(e("insert file"))?;
+        insert_file(&tx, f, &mut deltas, &mut touched_entities).map_err(e("insert file"))?;
         stats.upserted += 1;
         changed.push(p);
     }
@@ -110,6 +110,7 @@ pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, In
     }
     deltas.flush(&tx).map_err(e("update topic counts"))?;
     gc_entities(&tx, &touched_entities).map_err(e("drop unused entities"))?;
+    canonical_entities(&tx, &touched_entities).map_err(e("settle entity names"))?;
     if !batch.full {
         // Links into a changed or removed file are re-resolved (its title may have changed).
         let mut st = tx
@@ -117,6 +118,18 @@ pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, In
             .map_err(e("unresolve links"))?;
         for p in &changed {
             st.execute([p]).map_err(e("unresolve links"))?;
+        }
+        // And links a new or retitled file might now capture from another target.
+        for f in &batch.upserted {
+            if f.path.is_memory() {
+                unresolve_capturable(
+                    &tx,
+                    f.path.as_str(),
+                    &fold_name(&f.memory.front.title),
+                    f.path.slug(),
+                )
+                .map_err(e("unresolve links"))?;
+            }
         }
     }
     let (resolved, dangling) = resolve_pending(&tx).map_err(e("resolve links"))?;
@@ -187,7 +200,12 @@ fn stamp(w: &Option<When>) -> (Option<String>, Option<i64>) {
     }
 }
 
-fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rusqlite::Result<()> {
+fn insert_file(
+    c: &Connection,
+    f: &IndexedFile,
+    deltas: &mut TopicDeltas,
+    touched: &mut HashSet<i64>,
+) -> rusqlite::Result<()> {
     let path = f.path.as_str();
     let tier = f.path.tier().map(|t| t.as_str()).unwrap_or_default();
     let topic = f.path.topic();
@@ -278,35 +296,35 @@ fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rus
     }
 
     let mut link = c.prepare_cached(
-        "INSERT INTO links (src, ord, kind, target_raw, label, section, resolved)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)",
+        "INSERT INTO links (src, ord, kind, target_raw, label, section, resolved,
+            key_path, key_title, key_slug, key_slug2)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, ?10)",
     )?;
-    let mut ord = 0i64;
-    for w in m.wikilinks() {
-        link.execute(params![path, ord, "wiki", w.target, w.label, w.section])?;
-        ord += 1;
+    let mut all: Vec<(&str, &str, Option<&str>, Option<&str>)> = Vec::new();
+    let wikis = m.wikilinks();
+    for w in &wikis {
+        all.push(("wiki", &w.target, w.label.as_deref(), w.section.as_deref()));
     }
     for r in &fm.related {
-        link.execute(params![
-            path,
-            ord,
-            "related",
-            r.target,
-            r.label,
-            None::<String>
-        ])?;
-        ord += 1;
+        all.push(("related", &r.target, r.label.as_deref(), None));
     }
     for s in &fm.supersedes {
+        all.push(("supersedes", s, None, None));
+    }
+    for (ord, (kind, target, label, section)) in all.into_iter().enumerate() {
+        let k = link_keys(target);
         link.execute(params![
             path,
-            ord,
-            "supersedes",
-            s,
-            None::<String>,
-            None::<String>
+            ord as i64,
+            kind,
+            target,
+            label,
+            section,
+            k.as_ref().map(|k| &k.path),
+            k.as_ref().map(|k| &k.title),
+            k.as_ref().map(|k| &k.slug),
+            k.as_ref().map(|k| &k.slug2),
         ])?;
-        ord += 1;
     }
 
     // Name-style wikilinks (`[[Lena Fischer]]`, not a path) name an entity too.
@@ -326,10 +344,11 @@ fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rus
         if folded.is_empty() || !seen.insert(folded.clone()) {
             continue;
         }
+        // Name and kind are settled after the whole batch (`canonical_entities`).
         let eid: i64 = c
             .prepare_cached(
                 "INSERT INTO entities (folded, name, kind) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (folded) DO UPDATE SET kind = coalesce(entities.kind, excluded.kind)
+                 ON CONFLICT (folded) DO UPDATE SET folded = excluded.folded
                  RETURNING id",
             )?
             .query_row(params![folded, ent.name, ent.kind], |r| r.get(0))?;
@@ -339,9 +358,11 @@ fn insert_file(c: &Connection, f: &IndexedFile, deltas: &mut TopicDeltas) -> rus
                 .execute(params![words[start..].join(" "), eid])?;
         }
         c.prepare_cached(
-            "INSERT OR REPLACE INTO mentions (entity_id, path, role) VALUES (?1, ?2, ?3)",
+            "INSERT OR REPLACE INTO mentions (entity_id, path, role, name, kind)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
-        .execute(params![eid, path, ent.role])?;
+        .execute(params![eid, path, ent.role, ent.name, ent.kind])?;
+        touched.insert(eid);
     }
     for (ord, t) in fm.timeline.iter().enumerate() {
         c.prepare_cached(
@@ -370,6 +391,23 @@ fn gc_entities(c: &Connection, touched: &HashSet<i64>) -> rusqlite::Result<()> {
     let mut st = c.prepare_cached(
         "DELETE FROM entities WHERE id = ?1
            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = ?1)",
+    )?;
+    for id in touched {
+        st.execute([id])?;
+    }
+    Ok(())
+}
+
+/// Sets each touched entity's name and kind from its mentions, first by path (the
+/// kind: the first mention that gives one). A rebuild and any sequence of
+/// incremental syncs of one tree so agree, whatever order files arrived in.
+fn canonical_entities(c: &Connection, touched: &HashSet<i64>) -> rusqlite::Result<()> {
+    let mut st = c.prepare_cached(
+        "UPDATE entities SET
+            name = (SELECT name FROM mentions WHERE entity_id = ?1 ORDER BY path LIMIT 1),
+            kind = (SELECT kind FROM mentions WHERE entity_id = ?1 AND kind IS NOT NULL
+                    ORDER BY path LIMIT 1)
+         WHERE id = ?1",
     )?;
     for id in touched {
         st.execute([id])?;

@@ -71,6 +71,15 @@ pub struct CommitOutcome {
     pub warnings: Vec<String>,
 }
 
+/// Proof that this process holds a store's write lock ([`Store::lock_writes`]);
+/// released on drop.
+#[derive(Debug)]
+pub struct WriteLock {
+    #[allow(dead_code)] // held for its lock, never read
+    file: std::fs::File,
+    path: std::path::PathBuf,
+}
+
 /// One path whose blob changes in this commit.
 pub(crate) struct Edit<'a> {
     pub path: &'a str,
@@ -96,6 +105,46 @@ impl Store {
             &batch.message,
             batch.time,
             batch.allow_dirty_overwrite,
+            None,
+        )
+    }
+
+    /// Takes `.gitloom/write.lock` and holds it until the guard is dropped. While it
+    /// is held no other gitloom writer (in any process) can commit, so a caller can
+    /// decide what to write from HEAD and commit it with [`Store::commit_locked`]
+    /// knowing HEAD did not move in between, or run maintenance (repack, prune) that
+    /// must not interleave with a commit.
+    pub fn lock_writes(&self) -> Result<WriteLock, StoreError> {
+        Ok(WriteLock {
+            file: self.write_lock()?,
+            path: self.gitloom_dir().join("write.lock"),
+        })
+    }
+
+    /// [`Store::commit`] under a write lock the caller already holds (from
+    /// [`Store::lock_writes`] on this store).
+    pub fn commit_locked(
+        &self,
+        lock: &WriteLock,
+        batch: &Batch,
+    ) -> Result<Option<CommitOutcome>, StoreError> {
+        if lock.path != self.gitloom_dir().join("write.lock") {
+            return Err(StoreError::Locked {
+                path: lock.path.clone(),
+                cause: "that write lock belongs to another store".into(),
+            });
+        }
+        let changes = batch
+            .changes
+            .iter()
+            .map(|(p, c)| (p.as_str().to_owned(), c.clone()))
+            .collect();
+        self.commit_raw(
+            changes,
+            &batch.message,
+            batch.time,
+            batch.allow_dirty_overwrite,
+            Some(lock),
         )
     }
 
@@ -105,6 +154,7 @@ impl Store {
         message: &str,
         time: Option<jiff::Timestamp>,
         allow_dirty: bool,
+        held: Option<&WriteLock>,
     ) -> Result<Option<CommitOutcome>, StoreError> {
         // Defence in depth: `StorePath` already guarantees this for public callers.
         let mut wanted: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
@@ -117,8 +167,25 @@ impl Store {
         if wanted.is_empty() {
             return Ok(None);
         }
+        // Two paths of one batch that are one file on a case-insensitive file system.
+        let mut folded: BTreeMap<String, &str> = BTreeMap::new();
+        for path in wanted.keys() {
+            if let Some(other) = folded.insert(path.to_lowercase(), path)
+                && other != *path
+            {
+                return Err(StoreError::CaseCollision {
+                    path: (*path).to_owned(),
+                    existing: other.to_owned(),
+                });
+            }
+        }
 
-        let _write_lock = self.write_lock()?;
+        // flock locks belong to an open file description: taking it again here while
+        // the caller holds it would deadlock, so a held lock is used as is.
+        let _write_lock = match held {
+            Some(_) => None,
+            None => Some(self.write_lock()?),
+        };
         let repo = self.repo();
         let mut blobs: BTreeMap<&str, Option<ObjectId>> = BTreeMap::new();
         for (path, content) in &wanted {
@@ -146,19 +213,9 @@ impl Store {
                 for path in wanted.keys() {
                     worktree::check_symlinks(root, path)?;
                 }
-                let index_path = repo.index_path();
-                Some(
-                    gix::lock::File::acquire_to_update_resource(
-                        &index_path,
-                        gix::lock::acquire::Fail::AfterDurationWithBackoff(INDEX_LOCK_WAIT),
-                        None,
-                        0,
-                    )
-                    .map_err(|e| StoreError::Locked {
-                        path: index_path.clone(),
-                        cause: chain(&e),
-                    })?,
-                )
+                crate::recover::refresh_pending(self, &repo, root)?;
+                let (lock, owner) = self.acquire_index_lock(&repo)?;
+                Some((lock, owner))
             }
             None => None,
         };
@@ -193,6 +250,17 @@ impl Store {
             }
             if edits.is_empty() {
                 return Ok(None);
+            }
+            for e in &edits {
+                if e.old.is_none()
+                    && e.new.is_some()
+                    && let Some(existing) = read::case_collision(&repo, parent_tree, e.path)?
+                {
+                    return Err(StoreError::CaseCollision {
+                        path: e.path.to_owned(),
+                        existing,
+                    });
+                }
             }
             if let (Some(root), false) = (&workdir, allow_dirty) {
                 for e in &edits {
@@ -254,7 +322,26 @@ impl Store {
                 deref: false,
             };
             let mut time_buf = gix::date::parse::TimeBuf::default();
-            match repo.edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf))) {
+            // gix takes `<ref>.lock` inside this call; a writer killed in it leaves
+            // the lock behind, which the next writer recognises as stale.
+            let ref_owner = LockOwner::new(
+                self.gitloom_dir().join("ref-lock.owner"),
+                repo.git_dir().join(format!("{}.lock", branch.as_bstr())),
+            );
+            ref_owner.clear_stale_and_claim();
+            // If we die after the ref moves but before the work tree and git index
+            // follow, the next writer finishes the refresh from this journal.
+            let journal = workdir
+                .as_ref()
+                .map(|_| crate::recover::Journal::write(self, parent_tree, tree));
+            let edited = repo.edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)));
+            drop(ref_owner);
+            if edited.is_err()
+                && let Some(j) = journal
+            {
+                j.done();
+            }
+            match edited {
                 Ok(_) => break (commit_id, parent, tree, edits),
                 Err(err) => {
                     retries += 1;
@@ -286,11 +373,12 @@ impl Store {
                     }
                 }
             }
-            if let Some(lock) = index_lock
+            if let Some((lock, _owner)) = index_lock
                 && let Err(err) = gitindex::update(&repo, lock, root, &edits, &written, tree)
             {
                 warnings.push(format!("git index not refreshed: {err}"));
             }
+            crate::recover::Journal::clear(self);
         }
 
         Ok(Some(CommitOutcome {
@@ -303,8 +391,35 @@ impl Store {
         }))
     }
 
+    /// Takes `.git/index.lock` (clearing one a killed gitloom writer left behind).
+    pub(crate) fn acquire_index_lock(
+        &self,
+        repo: &gix::Repository,
+    ) -> Result<(gix::lock::File, LockOwner), StoreError> {
+        let index_path = repo.index_path();
+        let mut lock_file = index_path.as_os_str().to_owned();
+        lock_file.push(".lock");
+        let owner = LockOwner::new(
+            self.gitloom_dir().join("index-lock.owner"),
+            lock_file.into(),
+        );
+        owner.clear_stale_and_claim();
+        let lock = gix::lock::File::acquire_to_update_resource(
+            &index_path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(INDEX_LOCK_WAIT),
+            None,
+            0,
+        )
+        .map_err(|e| StoreError::Locked {
+            path: index_path.clone(),
+            cause: chain(&e),
+        })?;
+        owner.record();
+        Ok((lock, owner))
+    }
+
     /// Blocks until this process holds `.gitloom/write.lock`.
-    fn write_lock(&self) -> Result<std::fs::File, StoreError> {
+    pub(crate) fn write_lock(&self) -> Result<std::fs::File, StoreError> {
         let dir = self.gitloom_dir();
         std::fs::create_dir_all(&dir).map_err(crate::error::io("cannot create", &dir))?;
         let path = dir.join("write.lock");
@@ -319,6 +434,95 @@ impl Store {
             cause: e.to_string(),
         })?;
         Ok(file)
+    }
+}
+
+/// Who holds a git lock file (`.git/index.lock`, `.git/refs/heads/main.lock`), so a
+/// lock left by a gitloom writer that was killed (SIGKILL, power loss: no
+/// destructor runs) does not block every later write.
+///
+/// Before taking the lock a writer writes `pending` to a record in `.gitloom/`;
+/// where it can, right after, it replaces that with the lock file's identity (device
+/// and inode); it removes the record when done. Records are only touched under
+/// `.gitloom/write.lock`, so no other gitloom writer is alive mid-commit: a record
+/// left behind means its writer died. The lock is then stale if it is the very file
+/// recorded, or if the writer died while acquiring (`pending`) and the lock file is
+/// no older than the record. A lock held by a `git` process otherwise never
+/// matches and is waited for as before. (Residual risk, accepted: a `git` process
+/// that took the lock in the instant after a gitloom writer died acquiring it loses
+/// its lock, and its own write then fails cleanly.)
+pub(crate) struct LockOwner {
+    record: std::path::PathBuf,
+    lock: std::path::PathBuf,
+}
+
+const PENDING: &str = "pending";
+
+impl LockOwner {
+    fn new(record: std::path::PathBuf, lock: std::path::PathBuf) -> LockOwner {
+        LockOwner { record, lock }
+    }
+
+    /// The lock file's device and inode: stable while the file exists (the writer
+    /// fills it later, so size and mtime are not), and not reusable by another
+    /// file while it does.
+    fn identity(&self) -> Option<String> {
+        let meta = std::fs::symlink_metadata(&self.lock).ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(format!("{}:{}", meta.dev(), meta.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            // No inode: creation time is the closest stable identity.
+            let t = meta.created().ok()?;
+            Some(format!("{t:?}"))
+        }
+    }
+
+    /// Removes `.git/index.lock` if a (dead) gitloom writer left it; then writes
+    /// `pending`. Called with the write lock held, just before acquiring.
+    fn clear_stale_and_claim(&self) {
+        if let Ok(recorded) = std::fs::read_to_string(&self.record) {
+            let recorded = recorded.trim();
+            let stale = if recorded == PENDING {
+                let modified =
+                    |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified());
+                matches!(
+                    (modified(&self.record), modified(&self.lock)),
+                    (Ok(r), Ok(l)) if l >= r
+                )
+            } else {
+                self.identity().as_deref() == Some(recorded)
+            };
+            if stale {
+                let _ = std::fs::remove_file(&self.lock);
+            }
+        }
+        self.write_record(PENDING);
+    }
+
+    /// Replaces the record atomically (a kill mid-write must not leave it empty).
+    /// Best effort: without the record a stale lock is only waited for, as before.
+    fn write_record(&self, content: &str) {
+        let tmp = self.record.with_extension("owner.tmp");
+        if std::fs::write(&tmp, content).is_ok() {
+            let _ = std::fs::rename(&tmp, &self.record);
+        }
+    }
+
+    /// Records the lock just acquired as ours.
+    fn record(&self) {
+        if let Some(id) = self.identity() {
+            self.write_record(&id);
+        }
+    }
+}
+
+impl Drop for LockOwner {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.record);
     }
 }
 

@@ -23,6 +23,10 @@ pub enum StoreError {
         "path {path:?} may not be committed by gitloom (only the tiers, sessions/, vocab/ and .gitignore)"
     )]
     NotCommittable { path: String },
+    #[error(
+        "{path} differs only in letter case from {existing}, already in the store; on a case-insensitive file system (macOS, Windows) they would be one file (nothing was written)"
+    )]
+    CaseCollision { path: String, existing: String },
     #[error("HEAD is detached; gitloom only commits to a branch")]
     DetachedHead,
     #[error(

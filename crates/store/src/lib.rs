@@ -26,11 +26,12 @@ mod gitindex;
 mod log;
 mod mirror;
 mod read;
+mod recover;
 mod worktree;
 
 use std::path::{Path, PathBuf};
 
-pub use commit::{Batch, CommitOutcome};
+pub use commit::{Batch, CommitOutcome, WriteLock};
 pub use diff::{Change, TreeDiff};
 pub use error::StoreError;
 pub use gix::ObjectId;
@@ -216,6 +217,7 @@ impl Store {
             message,
             None,
             head.is_none(),
+            None,
         )?;
         Ok(())
     }

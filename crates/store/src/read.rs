@@ -219,6 +219,38 @@ fn parse_when(rev: &str) -> Option<jiff::Timestamp> {
     None
 }
 
+/// The first path in `tree` that differs from `path` only in letter case (at any
+/// component: `facts/Work/x.md` collides with `facts/work/y.md`'s directory), if any.
+/// Two such paths are one file on a case-insensitive file system (macOS, Windows),
+/// where a clone of the store would silently lose one of them.
+pub(crate) fn case_collision(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    path: &str,
+) -> Result<Option<String>, StoreError> {
+    let mut current = Some(tree);
+    let mut prefix = String::new();
+    for part in path.split('/') {
+        let Some(t) = current else {
+            return Ok(None);
+        };
+        let folded = part.to_lowercase();
+        let entries = tree_entries(repo, t)?;
+        if let Some(other) = entries
+            .iter()
+            .find(|e| e.name != part && e.name.to_lowercase() == folded)
+        {
+            return Ok(Some(join(&prefix, &other.name)));
+        }
+        current = entries
+            .iter()
+            .find(|e| e.name == part && e.mode.is_tree())
+            .map(|e| e.id);
+        prefix = join(&prefix, part);
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_when;
