@@ -111,6 +111,12 @@ pub enum Command {
     /// Retrieval benchmarks: probe, LoCoMo, LongMemEval.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Serve MCP on stdin/stdout over the store (every op is a tool).
+    Mcp,
+    /// Serve the multi-tenant HTTP API (accounts, namespaces, jobs).
+    Serve(crate::serve_cmd::ServeArgs),
+    /// Accounts and API keys of a server's data directory.
+    Admin(crate::serve_cmd::AdminArgs),
 }
 
 #[derive(Debug, Subcommand)]

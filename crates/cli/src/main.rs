@@ -5,7 +5,9 @@
 mod cli;
 mod eval_cmd;
 mod model_cmd;
+mod op_check;
 mod render;
+mod serve_cmd;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -294,6 +296,9 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Model(cmd) => model_cmd::run(cmd, json)?,
         Command::Eval(cmd) => eval_cmd::run(cmd, &cli)?,
+        Command::Mcp => serve_cmd::mcp(&cli)?,
+        Command::Serve(args) => serve_cmd::serve(&cli, args)?,
+        Command::Admin(args) => serve_cmd::admin(args, json)?,
     }
     Ok(())
 }

@@ -19,12 +19,14 @@
 mod engine;
 mod error;
 pub mod fusion;
+mod links;
 mod remember;
 pub mod rerank;
 pub mod retrieve;
 pub mod semantic;
 pub mod shape;
 mod sync;
+mod vocab;
 mod write;
 
 pub use engine::{EmbedderChoice, Engine, EngineOptions, GetResult, LogEntry};
