@@ -76,9 +76,10 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let mut r = ListToolsResult::default();
-        r.tools = McpServer::tools();
-        Ok(r)
+        Ok(ListToolsResult {
+            tools: McpServer::tools(),
+            ..ListToolsResult::default()
+        })
     }
 
     async fn call_tool(

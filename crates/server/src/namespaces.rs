@@ -31,7 +31,7 @@ pub enum NamespaceError {
     Engine {
         name: String,
         #[source]
-        source: EngineError,
+        source: Box<EngineError>,
     },
     #[error("{0}")]
     Io(String),
@@ -88,7 +88,7 @@ impl Namespaces {
             let _ = std::fs::remove_dir_all(&dir);
             NamespaceError::Engine {
                 name: name.to_owned(),
-                source,
+                source: Box::new(source),
             }
         })?;
         let ns = self.finish_open(account, name, &dir, writer)?;
@@ -105,7 +105,7 @@ impl Namespaces {
         let reader = Engine::open_with(dir, self.options.clone()).map_err(|source| {
             NamespaceError::Engine {
                 name: name.to_owned(),
-                source,
+                source: Box::new(source),
             }
         })?;
         let ns = Arc::new(Namespace {
@@ -147,7 +147,7 @@ impl Namespaces {
         let writer = Engine::open_with(&dir, self.options.clone()).map_err(|source| {
             NamespaceError::Engine {
                 name: name.to_owned(),
-                source,
+                source: Box::new(source),
             }
         })?;
         self.finish_open(account, name, &dir, writer)
