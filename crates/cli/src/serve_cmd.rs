@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// Requests a key may make in one burst.
     #[arg(long, default_value_t = 400.0)]
     pub burst: f64,
+    /// Also serve MCP over streamable HTTP at /mcp (headers: Authorization: Bearer KEY,
+    /// X-Gitloom-Namespace: NAME).
+    #[arg(long)]
+    pub mcp: bool,
 }
 
 #[derive(Debug, Args)]
@@ -94,6 +98,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<()> {
         .with_context(|| format!("cannot create {}", args.data.display()))?;
     let mut config = ServerConfig::new(&args.data, shared_options(cli)?);
     config.max_body = args.max_body;
+    config.mcp = args.mcp;
     config.rate = gitloom_server::RateLimit {
         per_second: args.rate,
         burst: args.burst,

@@ -582,7 +582,16 @@ pub fn openapi_document(mut doc: utoipa::openapi::OpenApi) -> Value {
 /// The whole router: API with `/openapi.json`, fallbacks, body limit, build header.
 pub fn router(state: AppState) -> axum::Router {
     let (api, doc) = api().split_for_parts();
-    let _ = state.openapi.set(Arc::new(openapi_document(doc)));
+    let mut doc = openapi_document(doc);
+    if state.mcp {
+        doc["paths"]["/mcp"] = json!({"post": {
+            "tags": ["mcp"],
+            "summary": "MCP over streamable HTTP: every op is a tool",
+            "parameters": [{"name": crate::mcp::NAMESPACE_HEADER, "in": "header", "required": true, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The JSON-RPC reply."}, "401": {"description": "No valid key."}}
+        }});
+    }
+    let _ = state.openapi.set(Arc::new(doc));
     let max_body = state.max_body;
     api.fallback(no_route)
         .method_not_allowed_fallback(bad_method)

@@ -38,6 +38,8 @@ pub struct ServerConfig {
     pub engine: EngineOptions,
     pub max_body: usize,
     pub rate: RateLimit,
+    /// Also serve MCP over streamable HTTP at `/mcp`.
+    pub mcp: bool,
 }
 
 impl ServerConfig {
@@ -47,6 +49,7 @@ impl ServerConfig {
             engine,
             max_body: DEFAULT_MAX_BODY,
             rate: RateLimit::default(),
+            mcp: false,
         }
     }
 }
@@ -59,6 +62,8 @@ pub struct AppState {
     pub jobs: Arc<jobs::Jobs>,
     pub limiter: Arc<ratelimit::Limiter>,
     pub max_body: usize,
+    /// MCP over HTTP is mounted at `/mcp` (and documented).
+    pub mcp: bool,
     pub openapi: Arc<OnceLock<Arc<serde_json::Value>>>,
 }
 
@@ -73,6 +78,7 @@ impl AppState {
             jobs: Arc::new(jobs::Jobs::default()),
             limiter: Arc::new(ratelimit::Limiter::new(config.rate)),
             max_body: config.max_body,
+            mcp: config.mcp,
             openapi: Arc::new(OnceLock::new()),
         })
     }
@@ -85,7 +91,10 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let state = AppState::new(&config)?;
-    let app = http::router(state);
+    let mut app = http::router(state.clone());
+    if config.mcp {
+        app = app.merge(mcp::http_router(state));
+    }
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
