@@ -34,6 +34,9 @@ pub struct ServeArgs {
     /// X-Gitloom-Namespace: NAME).
     #[arg(long)]
     pub mcp: bool,
+    /// Reader engines per open namespace (reads of one namespace that run at once).
+    #[arg(long, default_value_t = gitloom_server::namespaces::DEFAULT_READERS)]
+    pub readers: usize,
 }
 
 #[derive(Debug, Args)]
@@ -99,6 +102,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<()> {
     let mut config = ServerConfig::new(&args.data, shared_options(cli)?);
     config.max_body = args.max_body;
     config.mcp = args.mcp;
+    config.readers = args.readers;
     config.rate = gitloom_server::RateLimit {
         per_second: args.rate,
         burst: args.burst,

@@ -64,6 +64,9 @@ pub struct Accounts {
     path: PathBuf,
     /// key hash → account, from the file.
     by_hash: RwLock<BTreeMap<String, String>>,
+    /// The file's modification time when it was last read: an unknown key re-reads
+    /// the file only if it changed since, so a stream of bad keys costs a `stat` each.
+    loaded_mtime: std::sync::Mutex<Option<std::time::SystemTime>>,
 }
 
 fn hash(key: &str) -> String {
@@ -93,6 +96,7 @@ impl Accounts {
         let a = Accounts {
             path: data.join(ACCOUNTS_FILE),
             by_hash: RwLock::new(BTreeMap::new()),
+            loaded_mtime: std::sync::Mutex::new(None),
         };
         a.reload()?;
         Ok(a)
@@ -128,6 +132,9 @@ impl Accounts {
 
     /// Re-reads the file (keys made by `gitloom admin` while the server runs).
     pub fn reload(&self) -> Result<(), AccountError> {
+        let mtime = std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok();
         let file = self.read()?;
         let mut map = BTreeMap::new();
         for (name, rec) in &file.accounts {
@@ -136,6 +143,7 @@ impl Accounts {
             }
         }
         *self.by_hash.write().unwrap_or_else(|p| p.into_inner()) = map;
+        *self.loaded_mtime.lock().unwrap_or_else(|p| p.into_inner()) = mtime;
         Ok(())
     }
 
@@ -192,7 +200,15 @@ impl Accounts {
         {
             return Some(a.clone());
         }
-        // A key made since the file was read: look once more.
+        // A key made since the file was read (`gitloom admin` while serving): look
+        // once more if the file changed.
+        let mtime = std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok();
+        if mtime.is_none() || *self.loaded_mtime.lock().unwrap_or_else(|p| p.into_inner()) == mtime
+        {
+            return None;
+        }
         if self.reload().is_ok() {
             return self
                 .by_hash

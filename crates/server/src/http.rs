@@ -198,7 +198,7 @@ pub async fn run_op(
     tokio::task::spawn_blocking(move || {
         let ns = namespaces.get(&account, &namespace)?;
         let out = match op.access {
-            Access::Read => op.call(&ns.reader, params),
+            Access::Read => op.call(ns.reader(), params),
             Access::Write => {
                 let engine = ns.writer.lock().unwrap_or_else(|p| p.into_inner());
                 op.call(&engine, params)
@@ -454,7 +454,7 @@ pub async fn start_job(
         })??;
     let job = state.jobs.spawn(account, ns, op, move || {
         let out = match found.access {
-            Access::Read => found.call(&handle.reader, params),
+            Access::Read => found.call(handle.reader(), params),
             Access::Write => {
                 let engine = handle.writer.lock().unwrap_or_else(|p| p.into_inner());
                 found.call(&engine, params)

@@ -40,6 +40,8 @@ pub struct ServerConfig {
     pub rate: RateLimit,
     /// Also serve MCP over streamable HTTP at `/mcp`.
     pub mcp: bool,
+    /// Reader engines per open namespace: how many reads of one namespace run at once.
+    pub readers: usize,
 }
 
 impl ServerConfig {
@@ -50,6 +52,7 @@ impl ServerConfig {
             max_body: DEFAULT_MAX_BODY,
             rate: RateLimit::default(),
             mcp: false,
+            readers: namespaces::DEFAULT_READERS,
         }
     }
 }
@@ -74,6 +77,7 @@ impl AppState {
             namespaces: Arc::new(namespaces::Namespaces::new(
                 &config.data,
                 config.engine.clone(),
+                config.readers,
             )),
             jobs: Arc::new(jobs::Jobs::default()),
             limiter: Arc::new(ratelimit::Limiter::new(config.rate)),

@@ -3,8 +3,10 @@
 //! The directory is derived only from the authenticated account and a validated name
 //! (`names.rs`), never from raw request text, so a request can address no other place.
 //!
-//! Each open namespace has two engines on the same store: a writer behind a mutex (so
-//! writes to one namespace serialise) and a reader for every read op. They hold
+//! Each open namespace has several engines on the same store: a writer behind a mutex
+//! (so writes to one namespace serialise) and a small pool of readers that read ops
+//! take in turn (each engine serialises its own queries on its index connection, so
+//! the pool is what lets reads of one namespace run side by side). They hold
 //! separate SQLite connections to the WAL-mode index, so a read never waits for a
 //! write's commit or transaction; the one wait left is a read that arrives between a
 //! commit and the end of its index sync, which syncs (or waits on the sync lock)
@@ -41,12 +43,25 @@ pub enum NamespaceError {
 pub struct Namespace {
     pub name: String,
     pub writer: Mutex<Engine>,
-    pub reader: Engine,
+    readers: Vec<Engine>,
+    next: std::sync::atomic::AtomicUsize,
 }
+
+impl Namespace {
+    /// The reader engine for the next read (round robin).
+    pub fn reader(&self) -> &Engine {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        &self.readers[i % self.readers.len()]
+    }
+}
+
+/// Reader engines per open namespace unless configured.
+pub const DEFAULT_READERS: usize = 2;
 
 pub struct Namespaces {
     data: PathBuf,
     options: EngineOptions,
+    readers: usize,
     open: Mutex<HashMap<(String, String), Arc<Namespace>>>,
     /// Serialises create/open/delete (not ops): opening a store twice at once would
     /// build its index twice.
@@ -54,10 +69,12 @@ pub struct Namespaces {
 }
 
 impl Namespaces {
-    pub fn new(data: &Path, options: EngineOptions) -> Namespaces {
+    /// `readers`: reader engines per open namespace (at least one).
+    pub fn new(data: &Path, options: EngineOptions, readers: usize) -> Namespaces {
         Namespaces {
             data: data.to_path_buf(),
             options,
+            readers: readers.max(1),
             open: Mutex::new(HashMap::new()),
             admin: Mutex::new(()),
         }
@@ -102,16 +119,22 @@ impl Namespaces {
         dir: &Path,
         writer: Engine,
     ) -> Result<Arc<Namespace>, NamespaceError> {
-        let reader = Engine::open_with(dir, self.options.clone()).map_err(|source| {
-            NamespaceError::Engine {
-                name: name.to_owned(),
-                source: Box::new(source),
-            }
-        })?;
+        let mut readers = Vec::with_capacity(self.readers);
+        for _ in 0..self.readers {
+            readers.push(
+                Engine::open_with(dir, self.options.clone()).map_err(|source| {
+                    NamespaceError::Engine {
+                        name: name.to_owned(),
+                        source: Box::new(source),
+                    }
+                })?,
+            );
+        }
         let ns = Arc::new(Namespace {
             name: name.to_owned(),
             writer: Mutex::new(writer),
-            reader,
+            readers,
+            next: std::sync::atomic::AtomicUsize::new(0),
         });
         self.open
             .lock()
