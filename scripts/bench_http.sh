@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # retrieve over HTTP on a 10k-memory namespace, under wrk (apt-get install wrk).
-# Usage: scripts/bench_http.sh [path/to/gitloom] [embedder]   (default: release binary, none)
+# Usage: [CONNS=8] scripts/bench_http.sh [path/to/gitloom] [embedder]   (default: release binary, none)
 # Prints wrk's summary and latency distribution for rotating retrieve queries, and a
 # /healthz baseline (the HTTP stack alone).
 set -euo pipefail
 BIN=${1:-target/release/gitloom}
 EMBEDDER=${2:-none}
 PORT=${PORT:-18181}
+CONNS=${CONNS:-8}
 W=$(mktemp -d)
 trap 'kill "${PID:-0}" 2>/dev/null || true; rm -rf "$W"' EXIT
 "$BIN" admin --data "$W/data" create-account bench --json > "$W/key.json"
@@ -39,6 +40,6 @@ PY
 # Warm the namespace (open its engines) before measuring.
 curl -sf -H "Authorization: Bearer $KEY" "127.0.0.1:$PORT/v1/namespaces/bench/retrieve?q=warm" > /dev/null
 echo "== retrieve (rotating 100 queries), 10k memories, embedder=$EMBEDDER"
-wrk -t2 -c8 -d15s --latency -s "$W/queries.lua" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT"
+wrk -t2 -c"$CONNS" -d15s --latency -s "$W/queries.lua" -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT"
 echo "== /healthz (HTTP stack alone)"
 wrk -t2 -c8 -d5s --latency "http://127.0.0.1:$PORT/healthz"
