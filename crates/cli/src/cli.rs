@@ -132,6 +132,12 @@ pub enum Command {
     Eval(EvalCommand),
     /// Turn conversations (JSON) into memories: one commit per session; offline unless --llm-url.
     Ingest(crate::ingest_cmd::IngestArgs),
+    /// Serve MCP on stdin/stdout over the store (every op is a tool).
+    Mcp,
+    /// Serve the multi-tenant HTTP API (accounts, namespaces, jobs).
+    Serve(crate::serve_cmd::ServeArgs),
+    /// Accounts and API keys of a server's data directory.
+    Admin(crate::serve_cmd::AdminArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,7 +7,9 @@ mod eval_cmd;
 mod ingest_cmd;
 mod maint_cmd;
 mod model_cmd;
+mod op_check;
 mod render;
+mod serve_cmd;
 mod storage_cmd;
 
 use std::io::{Read, Write};
@@ -286,6 +288,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Consolidate(args) => maint_cmd::consolidate(&cli, args)?,
         Command::Eval(cmd) => eval_cmd::run(cmd, &cli)?,
         Command::Ingest(args) => ingest_cmd::run(args, &cli)?,
+        Command::Mcp => serve_cmd::mcp(&cli)?,
+        Command::Serve(args) => serve_cmd::serve(&cli, args)?,
+        Command::Admin(args) => serve_cmd::admin(args, json)?,
     }
     Ok(())
 }

@@ -18,7 +18,7 @@ use crate::{flush_warnings, print_json};
 pub fn applies(command: &Command) -> bool {
     !matches!(
         command,
-        Command::Model(_) | Command::Synth { .. } | Command::Eval(_)
+        Command::Model(_) | Command::Synth { .. } | Command::Eval(_) | Command::Admin(_)
     )
 }
 
@@ -177,10 +177,15 @@ pub fn run(cli: &Cli, url: &str) -> Result<()> {
                 )?;
             }
         }
-        Command::Model(_) | Command::Synth { .. } | Command::Eval(_) => {
+        Command::Model(_) | Command::Synth { .. } | Command::Eval(_) | Command::Admin(_) => {
             unreachable!("`applies` keeps these on the local path")
         }
-        Command::Ingest(_) | Command::Gc(_) | Command::Doctor | Command::Consolidate(_) => {
+        Command::Ingest(_)
+        | Command::Gc(_)
+        | Command::Doctor
+        | Command::Consolidate(_)
+        | Command::Mcp
+        | Command::Serve(_) => {
             bail!(
                 "`{}` does not run through --storage yet; run it on a local store (--repo)",
                 command_name(&cli.command)
@@ -196,6 +201,8 @@ fn command_name(c: &Command) -> &'static str {
         Command::Gc(_) => "gc",
         Command::Doctor => "doctor",
         Command::Consolidate(_) => "consolidate",
+        Command::Mcp => "mcp",
+        Command::Serve(_) => "serve",
         _ => "this command",
     }
 }

@@ -22,12 +22,14 @@ mod engine;
 mod error;
 pub mod fusion;
 pub mod gc;
+mod links;
 mod remember;
 pub mod rerank;
 pub mod retrieve;
 pub mod semantic;
 pub mod shape;
 mod sync;
+mod vocab;
 pub mod when;
 mod write;
 

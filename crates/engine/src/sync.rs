@@ -126,6 +126,7 @@ impl Engine {
                 .as_ref()
                 .is_some_and(|s| s.tree.parse::<ObjectId>().ok() == Some(tree))
         {
+            self.refresh_vocab(index, tree)?;
             report.ms = started.elapsed().as_secs_f64() * 1e3;
             return Ok(report);
         }
@@ -194,6 +195,7 @@ impl Engine {
             problems,
         };
         let stats = index.apply(&batch)?;
+        self.refresh_vocab(index, tree)?;
         // Embed what is new now, so the first query after a write does not pay for it.
         // A failure here loses nothing (the commit and the index are done): the next
         // query embeds whatever is still missing.

@@ -146,7 +146,10 @@ fn filters(q: &LexicalQuery) -> Option<(Option<&'static str>, Option<String>)> {
 
 pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, IndexError> {
     let terms = QueryTerms::parse(&q.text);
-    let (Some(any), Some(all)) = (terms.match_any(), terms.match_all()) else {
+    let (Some(any), Some(all)) = (
+        terms.match_any_with(&idx.vocab),
+        terms.match_all_with(&idx.vocab),
+    ) else {
         return Ok(Vec::new());
     };
     if q.limit == 0 {
@@ -165,7 +168,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
             .terms
             .iter()
             .zip(&dfs)
-            .filter(|(_, df)| **df > 0 && **df * 2 < n)
+            .filter(|(t, df)| (**df > 0 && **df * 2 < n) || !idx.vocab.aliases(t).is_empty())
             .map(|(t, _)| t)
             .collect();
         if n < 64 || informative.is_empty() || informative.len() == terms.terms.len() {
@@ -173,7 +176,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         } else {
             informative
                 .iter()
-                .map(|t| quote(t))
+                .map(|t| QueryTerms::clause(t, &idx.vocab))
                 .collect::<Vec<_>>()
                 .join(" OR ")
         }
@@ -333,7 +336,10 @@ fn decorate(
         let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
         for t in &terms.terms {
             let rows = st
-                .query_map(params_from_iter(bind(&quote(t))), |r| r.get::<_, i64>(0))
+                .query_map(
+                    params_from_iter(bind(&QueryTerms::clause(t, &idx.vocab))),
+                    |r| r.get::<_, i64>(0),
+                )
                 .map_err(idx.err(op))?;
             for id in rows {
                 matched
@@ -526,7 +532,8 @@ pub(crate) fn details(
         }
     }
     let terms = QueryTerms::parse(text);
-    let (mut matched, mut snippets, mut sections, coverage) = match terms.match_any() {
+    let (mut matched, mut snippets, mut sections, coverage) = match terms.match_any_with(&idx.vocab)
+    {
         Some(any) => {
             let only: Vec<Cand> = cands.iter().map(|(c, _)| c.clone()).collect();
             decorate(idx, &terms, &any, &only)?

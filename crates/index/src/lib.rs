@@ -33,6 +33,7 @@ mod sync;
 pub mod testutil;
 mod topics;
 mod units;
+mod vocab;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -52,6 +53,7 @@ pub use stats::IndexStats;
 pub use sync::{ApplyStats, IndexedFile, Problem, SyncBatch};
 pub use topics::{TopicCount, TreeFile, TreeListing};
 pub use units::{EmbedUnit, UnitKind};
+pub use vocab::{Vocab, VocabGroup};
 
 /// What the last applied batch was built from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -88,6 +90,10 @@ pub struct Index {
     /// terms. Cleared by every apply here; `PRAGMA data_version` catches commits made
     /// by other connections.
     doc_freq_memo: std::cell::RefCell<Option<doc_freq::Memo>>,
+    /// Term aliases widening lexical queries (`vocab.rs`), set by the engine from the
+    /// store's `vocab/` files, with the key (the `vocab/` tree id) they were read at.
+    vocab: Vocab,
+    vocab_key: Option<String>,
 }
 
 impl std::fmt::Debug for Index {
@@ -121,6 +127,21 @@ impl Index {
 
     pub fn bm25_weights(&self) -> Bm25Weights {
         self.weights
+    }
+
+    /// The term aliases [`Index::lexical`] widens queries with, and the key of the
+    /// source they were read from (so the caller re-reads only when it changed).
+    pub fn set_vocab(&mut self, key: String, vocab: Vocab) {
+        self.vocab = vocab;
+        self.vocab_key = Some(key);
+    }
+
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+
+    pub fn vocab_key(&self) -> Option<&str> {
+        self.vocab_key.as_deref()
     }
 
     /// Test hook: the next [`Index::apply`] calls fail after `n` upserts (inside the

@@ -75,6 +75,41 @@ impl QueryTerms {
         self.join(" OR ")
     }
 
+    /// One term as a MATCH clause, widened by its aliases: `"k8s"` or
+    /// `("k8s" OR "kubernetes")` (every alias quoted, so it stays plain text).
+    pub fn clause(term: &str, vocab: &crate::Vocab) -> String {
+        let aliases = vocab.aliases(term);
+        if aliases.is_empty() {
+            return quote(term);
+        }
+        let mut parts = vec![quote(term)];
+        parts.extend(aliases.into_iter().map(quote));
+        format!("({})", parts.join(" OR "))
+    }
+
+    /// [`QueryTerms::match_all`] with every term widened by its aliases.
+    pub fn match_all_with(&self, vocab: &crate::Vocab) -> Option<String> {
+        self.join_with(" AND ", vocab)
+    }
+
+    /// [`QueryTerms::match_any`] with every term widened by its aliases.
+    pub fn match_any_with(&self, vocab: &crate::Vocab) -> Option<String> {
+        self.join_with(" OR ", vocab)
+    }
+
+    fn join_with(&self, op: &str, vocab: &crate::Vocab) -> Option<String> {
+        if self.terms.is_empty() {
+            return None;
+        }
+        Some(
+            self.terms
+                .iter()
+                .map(|t| QueryTerms::clause(t, vocab))
+                .collect::<Vec<_>>()
+                .join(op),
+        )
+    }
+
     fn join(&self, op: &str) -> Option<String> {
         if self.terms.is_empty() {
             return None;

@@ -170,6 +170,8 @@ fn wrap(conn: Connection, path: PathBuf) -> Index {
         weights: Bm25Weights::default(),
         fail_after: None,
         vocab_ready: std::cell::Cell::new(false),
+        vocab: crate::Vocab::default(),
+        vocab_key: None,
         doc_freq_memo: std::cell::RefCell::new(None),
     }
 }

@@ -100,6 +100,15 @@ impl Store {
         blob_at(&self.repo(), tree, path)
     }
 
+    /// The id of the directory `name` directly below `tree`, if there is one.
+    pub fn subtree(&self, tree: ObjectId, name: &str) -> Result<Option<ObjectId>, StoreError> {
+        let repo = self.repo();
+        Ok(tree_entries(&repo, tree)?
+            .into_iter()
+            .find(|e| e.name == name && e.mode.is_tree())
+            .map(|e| e.id))
+    }
+
     /// The bytes of a blob.
     pub fn read_blob(&self, blob: ObjectId) -> Result<Vec<u8>, StoreError> {
         let repo = self.repo();

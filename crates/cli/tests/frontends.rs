@@ -1,0 +1,166 @@
+//! The `gitloom` binary's front-ends as a user runs them: `gitloom mcp` driven by a
+//! real MCP client (rmcp) over the child's stdio; `gitloom admin` and `gitloom serve`.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gitloom");
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => panic!("arguments must be an object"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_over_stdio_against_the_binary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let status = Command::new(BIN)
+        .args(["--embedder", "none", "init"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .status()
+        .expect("init");
+    assert!(status.success());
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(["--embedder", "none", "--repo"])
+        .arg(dir.path())
+        .arg("mcp");
+    let client =
+        ().serve(TokioChildProcess::new(cmd).expect("spawn gitloom mcp"))
+            .await
+            .expect("initialize");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "retrieve"));
+    assert_eq!(tools.len(), gitloom_toolkit::ops().len());
+
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("remember").with_arguments(args(json!({
+                "title": "Cat", "topic": "home", "body": "The cat is called Miso.",
+                "cue": ["what is the cat called"]
+            }))),
+        )
+        .await
+        .expect("remember");
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("retrieve")
+                .with_arguments(args(json!({"query": "what is the cat called"}))),
+        )
+        .await
+        .expect("retrieve");
+    let s = r.structured_content.expect("structured content");
+    assert_eq!(s["hits"][0]["path"], "facts/home/cat.md", "{s}");
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("get").with_arguments(args(json!({"path": "/etc/passwd"}))),
+        )
+        .await
+        .expect("get returns");
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(
+        r.structured_content.expect("structured")["code"],
+        "invalid_path"
+    );
+    client.cancel().await.expect("close");
+    // The write went to git like any other.
+    let out = Command::new("git")
+        .args(["ls-tree", "-r", "--name-only", "HEAD"])
+        .current_dir(dir.path())
+        .output()
+        .expect("git log");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("facts/home/cat.md"));
+}
+
+#[test]
+fn admin_then_serve() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(BIN)
+        .args(["admin", "--data"])
+        .arg(data.path())
+        .args(["create-account", "acme", "--json"])
+        .output()
+        .expect("admin");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["account"], "acme");
+    let key = v["api_key"].as_str().expect("key").to_owned();
+    assert!(key.starts_with("glk_") && key.len() > 40);
+    // The key is stored hashed, never in clear.
+    let stored = std::fs::read_to_string(data.path().join("accounts.json")).expect("accounts");
+    assert!(!stored.contains(&key));
+    let again = Command::new(BIN)
+        .args(["admin", "--data"])
+        .arg(data.path())
+        .args(["create-account", "acme", "--json"])
+        .output()
+        .expect("admin");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    let out = Command::new(BIN)
+        .args(["admin", "--data"])
+        .arg(data.path())
+        .args(["create-key", "acme", "--json"])
+        .output()
+        .expect("admin");
+    let second: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_ne!(second["api_key"], v["api_key"]);
+
+    let mut child = Command::new(BIN)
+        .args([
+            "--embedder",
+            "none",
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--data",
+        ])
+        .arg(data.path())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut line = String::new();
+    BufReader::new(stderr)
+        .read_line(&mut line)
+        .expect("listening line");
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(20)))
+        .build()
+        .new_agent();
+    let mut r = agent
+        .get(&format!("{base}/v1/namespaces"))
+        .header(
+            "Authorization",
+            &format!("Bearer {}", second["api_key"].as_str().unwrap_or_default()),
+        )
+        .call()
+        .expect("request");
+    let status = r.status().as_u16();
+    let body: Value =
+        serde_json::from_str(&r.body_mut().read_to_string().expect("body")).expect("json");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["namespaces"], json!([]));
+}

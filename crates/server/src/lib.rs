@@ -1,0 +1,114 @@
+//! gitloom-server: the network front-ends over the toolkit's op list.
+//!
+//! - `http`: the multi-tenant HTTP API (accounts and hashed API keys, one store per
+//!   namespace, async jobs, `/openapi.json`, `/healthz`), on axum.
+//! - `mcp`: the MCP server (every toolkit op is a tool with its schema) over stdio,
+//!   on the official Rust SDK (`rmcp`).
+//!
+//! Isolation is enforced below the HTTP layer: a namespace directory is derived only
+//! from the authenticated account and a validated name (`namespaces.rs`).
+//!
+//! Not here: what an op does (`gitloom-toolkit`, `gitloom-engine`), argument parsing
+//! (`gitloom` binary).
+#![forbid(unsafe_code)]
+
+pub mod accounts;
+pub mod http;
+pub mod jobs;
+pub mod mcp;
+pub mod names;
+pub mod namespaces;
+pub mod ratelimit;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use gitloom_engine::EngineOptions;
+
+pub use accounts::{AccountError, Accounts, NewKey};
+pub use ratelimit::RateLimit;
+
+/// Largest request body accepted by default (a memory file is at most a few hundred KiB).
+pub const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
+
+/// How to run the HTTP server.
+#[derive(Clone)]
+pub struct ServerConfig {
+    pub data: PathBuf,
+    pub engine: EngineOptions,
+    pub max_body: usize,
+    pub rate: RateLimit,
+    /// Also serve MCP over streamable HTTP at `/mcp`.
+    pub mcp: bool,
+    /// Reader engines per open namespace: how many reads of one namespace run at once.
+    pub readers: usize,
+}
+
+impl ServerConfig {
+    pub fn new(data: &Path, engine: EngineOptions) -> ServerConfig {
+        ServerConfig {
+            data: data.to_path_buf(),
+            engine,
+            max_body: DEFAULT_MAX_BODY,
+            rate: RateLimit::default(),
+            mcp: false,
+            readers: namespaces::DEFAULT_READERS,
+        }
+    }
+}
+
+/// Shared by every request.
+#[derive(Clone)]
+pub struct AppState {
+    pub accounts: Arc<Accounts>,
+    pub namespaces: Arc<namespaces::Namespaces>,
+    pub jobs: Arc<jobs::Jobs>,
+    pub limiter: Arc<ratelimit::Limiter>,
+    pub max_body: usize,
+    /// MCP over HTTP is mounted at `/mcp` (and documented).
+    pub mcp: bool,
+    pub openapi: Arc<OnceLock<Arc<serde_json::Value>>>,
+}
+
+impl AppState {
+    pub fn new(config: &ServerConfig) -> Result<AppState, AccountError> {
+        Ok(AppState {
+            accounts: Arc::new(Accounts::open(&config.data)?),
+            namespaces: Arc::new(namespaces::Namespaces::new(
+                &config.data,
+                config.engine.clone(),
+                config.readers,
+            )),
+            jobs: Arc::new(jobs::Jobs::default()),
+            limiter: Arc::new(ratelimit::Limiter::new(config.rate)),
+            max_body: config.max_body,
+            mcp: config.mcp,
+            openapi: Arc::new(OnceLock::new()),
+        })
+    }
+}
+
+/// Serves the HTTP API on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: ServerConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let state = AppState::new(&config)?;
+    let mut app = http::router(state.clone());
+    if config.mcp {
+        app = app.merge(mcp::http_router(state));
+    }
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(ServeError::Io)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Accounts(#[from] AccountError),
+    #[error("server: {0}")]
+    Io(std::io::Error),
+}

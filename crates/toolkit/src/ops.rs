@@ -1,0 +1,326 @@
+//! The handlers: each turns typed parameters into an engine call and returns typed,
+//! serialisable data. No formatting here; front-ends render.
+
+use gitloom_engine::{
+    Engine, GetResult, IndexStats, LogEntry, RememberRequest, Retrieval, RetrieveRequest,
+    SyncReport, TopicCount, TreeListing, WriteOutcome,
+};
+use gitloom_index::{LinkRow, MentionRow, VocabGroup};
+use gitloom_model::StorePath;
+use serde::Serialize;
+
+use crate::error::OpError;
+use crate::params::*;
+
+type R<T> = Result<T, OpError>;
+
+pub(crate) fn write(e: &Engine, p: WriteParams) -> R<WriteOutcome> {
+    Ok(e.write(&p.path, p.content.as_bytes(), p.message)?)
+}
+
+pub(crate) fn remember(e: &Engine, p: RememberParams) -> R<WriteOutcome> {
+    Ok(e.remember(RememberRequest {
+        title: p.title,
+        tier: p.tier.map(Into::into),
+        topic: p.topic,
+        summary: p.summary,
+        body: p.body.unwrap_or_default(),
+        cues: p.cue,
+        entities: p.entity,
+        tags: p.tag,
+        related: p.related,
+        supersedes: p.supersedes,
+        confidence: p.confidence,
+        valid_from: p.valid_from,
+        source: p.source,
+    })?)
+}
+
+pub(crate) fn forget(e: &Engine, p: PathParams) -> R<WriteOutcome> {
+    Ok(e.delete(&p.path)?)
+}
+
+pub(crate) fn get(e: &Engine, p: GetParams) -> R<GetResult> {
+    Ok(e.get(&p.path, p.at.as_deref())?)
+}
+
+fn request(
+    query: String,
+    limit: usize,
+    tier: Option<TierParam>,
+    topic: Option<String>,
+    explain: bool,
+) -> RetrieveRequest {
+    RetrieveRequest {
+        query,
+        limit,
+        tier: tier.map(Into::into),
+        topic,
+        explain,
+        now: None,
+    }
+}
+
+pub(crate) fn retrieve(e: &Engine, p: RetrieveParams) -> R<Retrieval> {
+    let req = request(p.query, p.limit, p.tier, p.topic, p.explain);
+    Ok(e.retrieve_at(&req, p.at.as_deref())?)
+}
+
+/// Lexical hits.
+#[derive(Debug, Serialize)]
+pub struct SearchHits {
+    pub query: String,
+    pub hits: Vec<gitloom_engine::Hit>,
+}
+
+pub(crate) fn search(e: &Engine, p: QueryParams) -> R<SearchHits> {
+    let req = request(p.query, p.limit, p.tier, p.topic, false);
+    let hits = e.search(&req)?;
+    Ok(SearchHits {
+        query: req.query,
+        hits,
+    })
+}
+
+/// The semantic arms' own candidates: (path, cosine) per arm, best first.
+#[derive(Debug, Serialize)]
+pub struct SemanticHits {
+    pub query: String,
+    pub model: String,
+    pub cues: Vec<(String, f64)>,
+    pub bodies: Vec<(String, f64)>,
+}
+
+pub(crate) fn semantic_search(e: &Engine, p: QueryParams) -> R<SemanticHits> {
+    let Some(model) = e.embedder_id().map(str::to_owned) else {
+        return Err(gitloom_engine::EngineError::Usage(
+            "semantic_search needs an embedding model, and none is configured (run `gitloom model install`)".into(),
+        )
+        .into());
+    };
+    if p.limit == 0 {
+        return Err(gitloom_engine::EngineError::Usage("limit must be at least 1".into()).into());
+    }
+    let limit = p.limit;
+    // The arms' candidate lists come from the one read path (with explain), so the
+    // semantic search is exactly what retrieval's semantic arms saw.
+    let r = e.retrieve(&request(p.query, limit, p.tier, p.topic, true))?;
+    let arm = |name: &str| -> Vec<(String, f64)> {
+        r.explain
+            .iter()
+            .flatten()
+            .find(|a| a.arm == name)
+            .map(|a| a.candidates.iter().take(limit).cloned().collect())
+            .unwrap_or_default()
+    };
+    Ok(SemanticHits {
+        query: r.query.clone(),
+        model,
+        cues: arm("cues"),
+        bodies: arm("bodies"),
+    })
+}
+
+/// A memory's links, both ways.
+#[derive(Debug, Serialize)]
+pub struct Links {
+    pub path: String,
+    pub outgoing: Vec<LinkRow>,
+    pub incoming: Vec<LinkRow>,
+}
+
+pub(crate) fn related(e: &Engine, p: PathParams) -> R<Links> {
+    let path = StorePath::parse(&p.path).map_err(gitloom_engine::EngineError::from)?;
+    let (outgoing, incoming) = e.links(path.as_str())?;
+    Ok(Links {
+        path: path.to_string(),
+        outgoing,
+        incoming,
+    })
+}
+
+#[derive(Debug, Serialize)]
+pub struct EntityMentions {
+    pub name: String,
+    pub mentions: Vec<MentionRow>,
+}
+
+pub(crate) fn entity(e: &Engine, p: EntityParams) -> R<EntityMentions> {
+    let mentions = e.entity(&p.name)?;
+    Ok(EntityMentions {
+        name: p.name,
+        mentions,
+    })
+}
+
+pub(crate) fn tree(e: &Engine, p: TreeParams) -> R<TreeListing> {
+    Ok(e.tree(p.topic.as_deref())?)
+}
+
+pub(crate) fn topics(e: &Engine, _: NoParams) -> R<Vec<TopicCount>> {
+    Ok(e.topics()?)
+}
+
+#[derive(Debug, Serialize)]
+pub struct VocabListing {
+    pub groups: Vec<VocabGroup>,
+}
+
+pub(crate) fn vocab(e: &Engine, p: VocabParams) -> R<VocabListing> {
+    let v = e.vocab()?;
+    let groups = match &p.term {
+        Some(t) => v.groups_with(t),
+        None => v.groups().to_vec(),
+    };
+    Ok(VocabListing { groups })
+}
+
+pub(crate) fn log(e: &Engine, p: LogParams) -> R<Vec<LogEntry>> {
+    Ok(e.log(p.path.as_deref(), p.limit)?)
+}
+
+/// One version of a memory.
+#[derive(Debug, Serialize)]
+pub struct HistoryEntry {
+    pub commit: String,
+    pub time: String,
+    pub summary: String,
+    /// The file at that commit; `None` where the commit deleted it.
+    pub content: Option<String>,
+}
+
+pub(crate) fn history(e: &Engine, p: HistoryParams) -> R<Vec<HistoryEntry>> {
+    let entries = e.log(Some(&p.path), p.limit)?;
+    let mut out = Vec::with_capacity(entries.len());
+    for c in entries {
+        let content = match e.get(&p.path, Some(&c.commit)) {
+            Ok(g) => Some(g.content),
+            Err(gitloom_engine::EngineError::NotFound { .. }) => None,
+            Err(err) => return Err(err.into()),
+        };
+        out.push(HistoryEntry {
+            commit: c.commit,
+            time: c.time,
+            summary: c.summary,
+            content,
+        });
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Serialize)]
+pub struct EmbedReport {
+    pub model: Option<String>,
+    pub embedded: usize,
+    pub cached: usize,
+}
+
+pub(crate) fn embed_pending(e: &Engine, _: NoParams) -> R<EmbedReport> {
+    let s = e.embed_pending()?;
+    Ok(EmbedReport {
+        model: e.embedder_id().map(str::to_owned),
+        embedded: s.embedded,
+        cached: s.cached,
+    })
+}
+
+pub(crate) fn rebuild(e: &Engine, _: NoParams) -> R<SyncReport> {
+    Ok(e.rebuild()?)
+}
+
+pub(crate) fn sync(e: &Engine, _: NoParams) -> R<SyncReport> {
+    Ok(match e.take_opening_sync() {
+        Some(r) => r,
+        None => e.sync()?,
+    })
+}
+
+pub(crate) fn stats(e: &Engine, _: NoParams) -> R<IndexStats> {
+    Ok(e.stats()?)
+}
+
+/// The chat model configured for this process (`GITLOOM_LLM_URL`, `GITLOOM_LLM_MODEL`,
+/// `GITLOOM_LLM_KEY_ENV`), if any: set by whoever runs the server or CLI, never by a
+/// request.
+fn chat_client() -> R<Option<gitloom_cortex::llm::ChatClient>> {
+    let Some(url) = std::env::var("GITLOOM_LLM_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        return Ok(None);
+    };
+    let model = std::env::var("GITLOOM_LLM_MODEL").unwrap_or_else(|_| "gpt-4o-mini".to_owned());
+    let mut config = gitloom_cortex::llm::ChatConfig::new(url, model);
+    config.api_key_env =
+        Some(std::env::var("GITLOOM_LLM_KEY_ENV").unwrap_or_else(|_| "OPENAI_API_KEY".to_owned()));
+    Ok(Some(gitloom_cortex::llm::ChatClient::new(config)?))
+}
+
+pub(crate) fn ingest(e: &Engine, p: IngestParams) -> R<gitloom_cortex::IngestReport> {
+    let text =
+        serde_json::to_string(&p.sessions).map_err(|err| OpError::Internal(err.to_string()))?;
+    let sessions = gitloom_cortex::parse_sessions(&text)?;
+    let options = gitloom_cortex::IngestOptions {
+        concurrency: p.concurrency.clamp(1, 16),
+        reextract: p.reextract,
+        ..Default::default()
+    };
+    let report = match chat_client()? {
+        Some(client) => {
+            let extractor = gitloom_cortex::ModelExtractor::new(client);
+            gitloom_cortex::ingest(e, &sessions, &extractor, &options, &|_| {})?
+        }
+        None => gitloom_cortex::ingest(
+            e,
+            &sessions,
+            &gitloom_cortex::OfflineExtractor,
+            &options,
+            &|_| {},
+        )?,
+    };
+    Ok(report)
+}
+
+pub(crate) fn answer(e: &Engine, p: AnswerParams) -> R<gitloom_cortex::Answer> {
+    let client = chat_client()?;
+    Ok(gitloom_cortex::answer(
+        e,
+        &p.question,
+        client.as_ref(),
+        p.limit,
+    )?)
+}
+
+pub(crate) fn gc(e: &Engine, p: GcParams) -> R<gitloom_engine::gc::GcReport> {
+    use gitloom_engine::gc::{GcOptions, Repack};
+    let now = match &p.now {
+        Some(s) => Some(
+            s.parse::<jiff::Timestamp>()
+                .map_err(|err| OpError::InvalidParams {
+                    op: "gc",
+                    message: format!("now {s:?} is not an RFC 3339 time: {err}"),
+                })?,
+        ),
+        None => None,
+    };
+    if p.repack && p.no_repack {
+        return Err(OpError::InvalidParams {
+            op: "gc",
+            message: "repack and no_repack exclude each other".to_owned(),
+        });
+    }
+    let opts = GcOptions {
+        now,
+        dry_run: p.dry_run,
+        repack: if p.repack {
+            Repack::Always
+        } else if p.no_repack {
+            Repack::Never
+        } else {
+            Repack::Auto
+        },
+        repack_every: p.repack_every,
+        prune_expire: p.prune_expire,
+    };
+    Ok(e.gc(&opts)?)
+}
