@@ -282,7 +282,7 @@ fn load_conversation(
                 text.push_str(&format!(" (image: {cap})"));
             }
             who.insert(t.speaker.clone());
-            let previous = std::mem::replace(&mut last_turn, Some(text.clone()));
+            let previous = last_turn.replace(text.clone());
             match granularity {
                 Granularity::Turn => {
                     let front = Front {

@@ -106,13 +106,7 @@ fn main() {
 
     // Warm revalidation: the head did not move (one conditional GET, 304).
     let warm = open(&location, "big", &dir.path().join("warm"));
-    let req = RetrieveRequest {
-        query: "where does the user work".into(),
-        limit: 10,
-        tier: None,
-        topic: None,
-        explain: false,
-    };
+    let req = RetrieveRequest::new("where does the user work").with_limit(10);
     warm.engine().retrieve(&req).expect("warm up");
     let mut reval = Vec::new();
     let mut plain = Vec::new();
