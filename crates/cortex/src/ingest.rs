@@ -97,6 +97,10 @@ pub struct IngestReport {
     pub elapsed_ms: f64,
 }
 
+/// Times a session is reconciled again because another writer changed a file it
+/// writes in the meantime (see [`Engine::write_batch_on`]).
+const STALE_RETRIES: usize = 8;
+
 /// Ingests `sessions` into the store: see the crate docs. Extraction runs on up to
 /// `options.concurrency` threads; reconciliation and commits run on the calling
 /// thread in (date, id) order. A session whose extraction fails is reported (its
@@ -245,64 +249,88 @@ pub fn ingest(
             None => Vec::new(),
         };
         sr.facts = facts.len();
-        let mut staged = Staged::new(engine, options.candidates)?;
-        for mut fact in facts {
-            // Facts about the user stay apart per message, whichever extractor made them.
-            if fact.about_user() && fact.group.is_none() {
-                let m = fact.messages.first().copied().unwrap_or_default();
-                fact.group = Some(format!("{}/m{m}", s.id));
-            }
-            // A slot is also a tag (that is how its holders are found later); a
-            // fact that ends one without a date ends it on the session's day.
-            if let Some(slot) = fact.slot.clone().filter(|s| !s.trim().is_empty()) {
-                if !fact.tags.contains(&slot) {
-                    fact.tags.push(slot);
+        let flagged_before = report.flagged.len();
+        let mut attempt = 0;
+        let outcome = loop {
+            let mut sr_try = sr.clone();
+            report.flagged.truncate(flagged_before);
+            let facts = facts.clone();
+            let mut staged = Staged::new(engine, options.candidates)?;
+            for mut fact in facts {
+                // Facts about the user stay apart per message, whichever extractor made them.
+                if fact.about_user() && fact.group.is_none() {
+                    let m = fact.messages.first().copied().unwrap_or_default();
+                    fact.group = Some(format!("{}/m{m}", s.id));
                 }
-                if fact.ends_slot && fact.valid_to.is_none() {
-                    fact.valid_to = Some(s.date.clone());
-                }
-            }
-            if let Err(e) = validate(&fact) {
-                sr.errors.push(e);
-                continue;
-            }
-            let title = fact.title.clone();
-            match staged.reconcile(fact, transcript.as_str(), day, extractor) {
-                Ok(o) => {
-                    match o.verdict {
-                        Verdict::New => sr.new += 1,
-                        Verdict::Extends => sr.extended += 1,
-                        Verdict::Corrects => sr.corrected += 1,
-                        Verdict::Supersedes => sr.new += 1,
-                        Verdict::Duplicate => sr.duplicate += 1,
+                // A slot is also a tag (that is how its holders are found later); a
+                // fact that ends one without a date ends it on the session's day.
+                if let Some(slot) = fact.slot.clone().filter(|s| !s.trim().is_empty()) {
+                    if !fact.tags.contains(&slot) {
+                        fact.tags.push(slot);
                     }
-                    sr.superseded += o.superseded.len();
-                    for (reference, resolved) in o.flagged {
-                        report.flagged.push(Flagged {
-                            session: s.id.clone(),
-                            path: o.path.to_string(),
-                            reference,
-                            resolved,
-                        });
+                    if fact.ends_slot && fact.valid_to.is_none() {
+                        fact.valid_to = Some(s.date.clone());
                     }
                 }
-                Err(CortexError::Memory(e)) => sr.errors.push(format!("fact {title:?}: {e}")),
-                Err(e) => return Err(e),
+                if let Err(e) = validate(&fact) {
+                    sr_try.errors.push(e);
+                    continue;
+                }
+                let title = fact.title.clone();
+                match staged.reconcile(fact, transcript.as_str(), day, extractor) {
+                    Ok(o) => {
+                        match o.verdict {
+                            Verdict::New => sr_try.new += 1,
+                            Verdict::Extends => sr_try.extended += 1,
+                            Verdict::Corrects => sr_try.corrected += 1,
+                            Verdict::Supersedes => sr_try.new += 1,
+                            Verdict::Duplicate => sr_try.duplicate += 1,
+                        }
+                        sr_try.superseded += o.superseded.len();
+                        for (reference, resolved) in o.flagged {
+                            report.flagged.push(Flagged {
+                                session: s.id.clone(),
+                                path: o.path.to_string(),
+                                reference,
+                                resolved,
+                            });
+                        }
+                    }
+                    Err(CortexError::Memory(e)) => {
+                        sr_try.errors.push(format!("fact {title:?}: {e}"))
+                    }
+                    Err(e) => return Err(e),
+                }
             }
-        }
-        let mut files: Vec<(StorePath, Option<Vec<u8>>)> =
-            vec![(transcript.clone(), Some(s.transcript().into_bytes()))];
-        let changed = staged.changed.len();
-        for (p, m) in &staged.files {
-            sr.paths.push(p.to_string());
-            files.push((p.clone(), Some(m.render().into_bytes())));
-        }
-        let created = staged.created.len();
-        let time = When::Date(day).unix_seconds();
-        let time = jiff::Timestamp::from_second(time)
-            .map_err(|e| CortexError::Input(format!("session {}: date out of range: {e}", s.id)))?;
-        let message = format!("ingest: {} (+{created} ~{changed})", s.id);
-        let outcome = engine.write_batch(files, message, Some(time))?;
+            let mut files: Vec<(StorePath, Option<Vec<u8>>)> =
+                vec![(transcript.clone(), Some(s.transcript().into_bytes()))];
+            let changed = staged.changed.len();
+            for (p, m) in &staged.files {
+                sr_try.paths.push(p.to_string());
+                files.push((p.clone(), Some(m.render().into_bytes())));
+            }
+            let created = staged.created.len();
+            let time = When::Date(day).unix_seconds();
+            let time = jiff::Timestamp::from_second(time).map_err(|e| {
+                CortexError::Input(format!("session {}: date out of range: {e}", s.id))
+            })?;
+            let message = format!("ingest: {} (+{created} ~{changed})", s.id);
+            // Reconciliation read the store at `staged.head`; if another writer
+            // changed one of these files since, redo it on the new head rather than
+            // overwrite that change (a lost update).
+            match engine.write_batch_on(staged.head, files, message, Some(time)) {
+                Err(gitloom_engine::EngineError::Store(gitloom_store::StoreError::Stale {
+                    ..
+                })) if attempt < STALE_RETRIES => {
+                    attempt += 1;
+                    continue;
+                }
+                r => {
+                    sr = sr_try;
+                    break r?;
+                }
+            }
+        };
         if outcome.commit.is_some() {
             report.commits += 1;
         }

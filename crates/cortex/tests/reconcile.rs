@@ -198,3 +198,63 @@ fn odd_input_loses_nothing() {
         .expect("the move is kept");
     assert!(moving.body.contains("in March 2026"), "{}", moving.body);
 }
+
+/// Four writers ingest at once, each a session adding to what the store knows about
+/// the same person: whatever the interleaving, no fact is lost to another writer's
+/// commit (a stale read-modify-write is reconciled again on the new head).
+#[test]
+fn concurrent_ingests_about_one_subject_lose_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    drop(store(tmp.path()));
+    let said = [
+        "My sister Priya plays the cello in an orchestra.",
+        "My sister Priya has a dog named Biscuit.",
+        "My sister Priya studied chemistry in Coimbra.",
+        "My sister Priya runs a marathon every spring.",
+    ];
+    std::thread::scope(|scope| {
+        for (i, text) in said.iter().enumerate() {
+            let dir = tmp.path().to_owned();
+            scope.spawn(move || {
+                let engine = Engine::open_with(
+                    &dir,
+                    EngineOptions {
+                        embedder: EmbedderChoice::None,
+                        ..Default::default()
+                    },
+                )
+                .expect("open");
+                let json = format!(
+                    r#"[{{"id": "w{i}", "date": "2025-06-1{i}", "messages": [{{"role": "user", "content": "{text}"}}]}}]"#
+                );
+                let sessions = parse_sessions(&json).expect("sessions");
+                ingest(&engine, &sessions, &OfflineExtractor, &IngestOptions::default(), &|_| {})
+                    .expect("ingest");
+            });
+        }
+    });
+    let engine = store_open(tmp.path());
+    let mut memories = String::new();
+    let head = engine.store().head().expect("head").expect("a commit");
+    let tree = engine.store().tree_of(head).expect("tree");
+    for entry in engine.store().walk(tree).expect("walk") {
+        let path = entry.path.to_string();
+        if path.ends_with(".md") && !path.starts_with("sessions/") {
+            memories.push_str(&engine.get(&path, None).expect("get").content);
+        }
+    }
+    for (word, text) in ["cello", "Biscuit", "Coimbra", "marathon"].iter().zip(said) {
+        assert!(memories.contains(word), "lost: {text:?}\n{memories}");
+    }
+}
+
+fn store_open(dir: &std::path::Path) -> Engine {
+    Engine::open_with(
+        dir,
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("open")
+}

@@ -67,6 +67,7 @@ fn bench_size(n: usize) {
             message: format!("bench: 50 edits, round {round}"),
             time: None,
             allow_dirty_overwrite: false,
+            base: None,
         };
         engine.store().commit(&batch).expect("commit");
         let t = Instant::now();

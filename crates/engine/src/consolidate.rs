@@ -407,6 +407,7 @@ impl Engine {
                 message,
                 time: None,
                 allow_dirty_overwrite: false,
+                base: None,
             };
             commit = self
                 .store

@@ -102,6 +102,20 @@ impl Engine {
         message: String,
         time: Option<jiff::Timestamp>,
     ) -> Result<WriteOutcome> {
+        self.write_batch_on(None, files, message, time)
+    }
+
+    /// [`Engine::write_batch`] for changes computed from the store at commit `base`
+    /// (read-modify-write): if another writer changed one of these paths since,
+    /// nothing is written and the error is [`gitloom_store::StoreError::Stale`], so
+    /// the caller re-reads and recomputes instead of overwriting that change.
+    pub fn write_batch_on(
+        &self,
+        base: Option<gitloom_store::ObjectId>,
+        files: Vec<(StorePath, Option<Vec<u8>>)>,
+        message: String,
+        time: Option<jiff::Timestamp>,
+    ) -> Result<WriteOutcome> {
         let now = time.unwrap_or_else(jiff::Timestamp::now);
         let mut errors = Vec::new();
         let mut changes = Vec::with_capacity(files.len());
@@ -123,6 +137,7 @@ impl Engine {
             message: message.clone(),
             time,
             allow_dirty_overwrite: false,
+            base,
         };
         let outcome = self.store.commit(&batch)?;
         let sync = self.sync()?;

@@ -407,3 +407,68 @@ fn probe_queries_never_match_through_stopwords_nor_return_most_of_the_corpus() {
         .expect("retrieve");
     assert!(none.abstained && none.hits.is_empty());
 }
+
+#[test]
+fn a_read_modify_write_on_a_stale_base_is_refused_not_applied() {
+    let (dir, engine) = new_store();
+    let path = StorePath::parse("facts/people/arjun.md").expect("valid");
+    let first = memory("Arjun", "Lives in Kyoto.");
+    engine
+        .write_batch(
+            vec![(path.clone(), Some(first.into_bytes()))],
+            "a".into(),
+            None,
+        )
+        .expect("write");
+    let base = engine.store().head().expect("head");
+    // Another writer extends the memory after we read it...
+    let theirs = memory("Arjun", "Lives in Kyoto. Works at Sony.");
+    engine
+        .write_batch(
+            vec![(path.clone(), Some(theirs.clone().into_bytes()))],
+            "b".into(),
+            None,
+        )
+        .expect("write");
+    let before = head(dir.path());
+    // ...so our version, computed from `base`, must not overwrite theirs.
+    let ours = memory("Arjun", "Lives in Kyoto. Has a cat.");
+    let err = engine
+        .write_batch_on(
+            base,
+            vec![(path.clone(), Some(ours.clone().into_bytes()))],
+            "c".into(),
+            None,
+        )
+        .expect_err("stale");
+    assert!(
+        matches!(
+            err,
+            EngineError::Store(gitloom_store::StoreError::Stale { ref path, .. }) if path == "facts/people/arjun.md"
+        ),
+        "{err}"
+    );
+    assert_eq!(head(dir.path()), before, "nothing was committed");
+    assert!(
+        engine
+            .get("facts/people/arjun.md", None)
+            .expect("get")
+            .content
+            .contains("Works at Sony")
+    );
+    // A path nobody else touched commits on the moved head.
+    let other = StorePath::parse("facts/people/lena.md").expect("valid");
+    engine
+        .write_batch_on(
+            base,
+            vec![(other, Some(memory("Lena", "Colleague.").into_bytes()))],
+            "d".into(),
+            None,
+        )
+        .expect("an untouched path is not stale");
+    // Recomputed on the current head, ours goes in.
+    let now = engine.store().head().expect("head");
+    engine
+        .write_batch_on(now, vec![(path, Some(ours.into_bytes()))], "e".into(), None)
+        .expect("fresh base");
+}

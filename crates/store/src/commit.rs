@@ -26,6 +26,12 @@ pub struct Batch {
     pub time: Option<jiff::Timestamp>,
     /// Overwrite work-tree files the user edited without committing (default: refuse).
     pub allow_dirty_overwrite: bool,
+    /// The commit these changes were computed from (read-modify-write). If a path of
+    /// the batch differs between it and the branch tip when the commit is made, the
+    /// batch is refused with [`StoreError::Stale`] instead of silently overwriting
+    /// the other writer's change; the caller re-reads and recomputes. `None` = the
+    /// changes do not depend on what was there (a plain put or delete).
+    pub base: Option<ObjectId>,
 }
 
 impl Batch {
@@ -106,6 +112,7 @@ impl Store {
             batch.time,
             batch.allow_dirty_overwrite,
             None,
+            batch.base,
         )
     }
 
@@ -145,6 +152,7 @@ impl Store {
             batch.time,
             batch.allow_dirty_overwrite,
             Some(lock),
+            batch.base,
         )
     }
 
@@ -155,6 +163,7 @@ impl Store {
         time: Option<jiff::Timestamp>,
         allow_dirty: bool,
         held: Option<&WriteLock>,
+        base: Option<ObjectId>,
     ) -> Result<Option<CommitOutcome>, StoreError> {
         // Defence in depth: `StorePath` already guarantees this for public callers.
         let mut wanted: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
@@ -236,6 +245,23 @@ impl Store {
                 Some(p) => self.tree_of(p)?,
                 None => ObjectId::empty_tree(repo.object_hash()),
             };
+            // Read-modify-write: refuse when another writer changed one of our paths
+            // after the base our changes were computed from.
+            if let Some(b) = base
+                && parent != Some(b)
+            {
+                let base_tree = self.tree_of(b)?;
+                for path in blobs.keys() {
+                    if read::blob_at(&repo, base_tree, path)?
+                        != read::blob_at(&repo, parent_tree, path)?
+                    {
+                        return Err(StoreError::Stale {
+                            path: (*path).to_owned(),
+                            base: b.to_string(),
+                        });
+                    }
+                }
+            }
             let mut edits = Vec::new();
             for (path, new) in &blobs {
                 let old = read::blob_at(&repo, parent_tree, path)?;

@@ -33,6 +33,10 @@ pub enum StoreError {
         "the branch moved under us {retries} times in a row; giving up without overwriting (last: {cause})"
     )]
     Conflict { retries: u32, cause: String },
+    #[error(
+        "{path} changed after {base}, the commit this write was computed from; re-read and try again"
+    )]
+    Stale { path: String, base: String },
     #[error("cannot lock {path}: {cause}")]
     Locked { path: PathBuf, cause: String },
     #[error("{context}: {path}: {source}")]

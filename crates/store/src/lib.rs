@@ -218,6 +218,7 @@ impl Store {
             None,
             head.is_none(),
             None,
+            None,
         )?;
         Ok(())
     }

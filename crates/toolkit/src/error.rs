@@ -44,6 +44,7 @@ impl OpError {
                         "invalid_path"
                     }
                     StoreError::Dirty { .. }
+                    | StoreError::Stale { .. }
                     | StoreError::Conflict { .. }
                     | StoreError::Locked { .. } => "conflict",
                     _ => "internal",
