@@ -13,20 +13,7 @@ use jiff::ToSpan;
 use jiff::civil::{Date, Weekday};
 use regex::{Captures, Regex};
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
+use gitloom_model::when::MONTHS;
 
 fn month_of(word: &str) -> Option<i8> {
     let w = word.to_lowercase();

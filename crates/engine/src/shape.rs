@@ -4,6 +4,7 @@
 //! before" must not have the superseded memory demoted, "was I always…" needs the
 //! old and the new one, "how many lenses" needs every lens.
 
+use gitloom_model::when::MONTHS;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -146,21 +147,6 @@ pub fn tier_hint(query: &str) -> Option<gitloom_model::Tier> {
     }
     None
 }
-
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
 
 fn words(q: &str) -> Vec<String> {
     q.to_lowercase()

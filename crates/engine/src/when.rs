@@ -86,21 +86,7 @@ fn month_span(today: Date, m: i8, year: Option<i16>) -> Option<Window> {
 }
 
 fn month(w: &str) -> Option<i8> {
-    const NAMES: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
-    NAMES
+    gitloom_model::when::MONTHS
         .iter()
         .position(|n| *n == w || (w.len() == 3 && n.starts_with(w)))
         .map(|i| i as i8 + 1)

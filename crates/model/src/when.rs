@@ -5,6 +5,23 @@ use std::fmt;
 
 use jiff::{Timestamp, civil::Date, tz::TimeZone};
 
+/// English month names, lower case, January first: one table for everything that
+/// reads dates out of text (query shapes, relative dates, ingestion).
+pub const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum When {
     Date(Date),
