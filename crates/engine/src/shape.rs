@@ -89,7 +89,8 @@ pub fn temporal_reference(query: &str) -> Vec<String> {
     let ws = words(query);
     let Some(at) = ws
         .iter()
-        .position(|w| matches!(w.as_str(), "before" | "after" | "until" | "since" | "prior"))
+        // Not "until"/"since": "how long since I moved to Berlin" asks about the move.
+        .position(|w| matches!(w.as_str(), "before" | "after" | "prior"))
     else {
         return Vec::new();
     };
@@ -277,6 +278,19 @@ pub fn classify(query: &str) -> Shape {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_reference_point_is_what_follows_before_or_after() {
+        assert_eq!(temporal_reference("where was I working before Acme"), ["acme"]);
+        assert_eq!(
+            temporal_reference("what did I do after leaving Helio Vision?"),
+            ["helio", "vision"]
+        );
+        assert_eq!(temporal_reference("where did I live prior to Berlin"), ["berlin"]);
+        assert!(temporal_reference("where did I work before").is_empty());
+        assert!(temporal_reference("how long since I moved to Berlin").is_empty());
+    }
+
     use super::*;
 
     #[test]
