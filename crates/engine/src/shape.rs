@@ -281,12 +281,18 @@ mod tests {
 
     #[test]
     fn the_reference_point_is_what_follows_before_or_after() {
-        assert_eq!(temporal_reference("where was I working before Acme"), ["acme"]);
+        assert_eq!(
+            temporal_reference("where was I working before Acme"),
+            ["acme"]
+        );
         assert_eq!(
             temporal_reference("what did I do after leaving Helio Vision?"),
             ["helio", "vision"]
         );
-        assert_eq!(temporal_reference("where did I live prior to Berlin"), ["berlin"]);
+        assert_eq!(
+            temporal_reference("where did I live prior to Berlin"),
+            ["berlin"]
+        );
         assert!(temporal_reference("where did I work before").is_empty());
         assert!(temporal_reference("how long since I moved to Berlin").is_empty());
     }
