@@ -34,21 +34,28 @@ impl EntityRef {
         }
     }
 
-    /// The form written back: a string when there is no role, else a map.
+    /// The form written back: a string when there is no role and the string reads
+    /// back as this very entity, else a map. A name that itself ends in "(…)", or a
+    /// kind holding a parenthesis, would be split differently when read again (found
+    /// by fuzzing: `fuzz/corpus/memory_parse/entity-parens`).
     pub fn to_value(&self) -> Value {
-        match (&self.kind, &self.role) {
-            (None, None) => Value::String(self.name.clone()),
-            (Some(k), None) => Value::String(format!("{} ({k})", self.name)),
-            (kind, Some(role)) => {
-                let mut m = Map::new();
-                m.insert("name".into(), Value::String(self.name.clone()));
-                if let Some(k) = kind {
-                    m.insert("kind".into(), Value::String(k.clone()));
-                }
-                m.insert("role".into(), Value::String(role.clone()));
-                Value::Object(m)
-            }
+        let short = match (&self.kind, &self.role) {
+            (None, None) => Some(self.name.clone()),
+            (Some(k), None) => Some(format!("{} ({k})", self.name)),
+            (_, Some(_)) => None,
+        };
+        if let Some(s) = short.filter(|s| EntityRef::parse(s) == *self) {
+            return Value::String(s);
         }
+        let mut m = Map::new();
+        m.insert("name".into(), Value::String(self.name.clone()));
+        if let Some(k) = &self.kind {
+            m.insert("kind".into(), Value::String(k.clone()));
+        }
+        if let Some(role) = &self.role {
+            m.insert("role".into(), Value::String(role.clone()));
+        }
+        Value::Object(m)
     }
 }
 
@@ -108,6 +115,42 @@ mod tests {
         assert_eq!(EntityRef::parse("Orbital AI (org)").name, "Orbital AI");
         assert_eq!(EntityRef::parse("Berlin").kind, None);
         assert_eq!(EntityRef::parse("f(x)").name, "f(x)");
+    }
+
+    #[test]
+    fn every_entity_reads_back_as_written() {
+        let tricky = [
+            EntityRef {
+                name: "Foo (bar)".into(),
+                kind: None,
+                role: None,
+            },
+            EntityRef {
+                name: "Sigma 85mm".into(),
+                kind: Some("for portraits) x".into()),
+                role: None,
+            },
+            EntityRef {
+                name: "Orbital AI".into(),
+                kind: Some("org".into()),
+                role: None,
+            },
+            EntityRef {
+                name: "Lena".into(),
+                kind: None,
+                role: Some("manager".into()),
+            },
+        ];
+        for e in tricky {
+            let v = e.to_value();
+            let back: EntityRef = serde_json::from_value(v.clone()).expect("reads back");
+            assert_eq!(back, e, "{v}");
+        }
+        assert_eq!(
+            EntityRef::parse("Orbital AI (org)").to_value(),
+            Value::String("Orbital AI (org)".into()),
+            "the short form is kept where it reads back"
+        );
         assert_eq!(fold_name("  Zoë  O'Neil "), "zoe o neil");
     }
 }
