@@ -5,15 +5,19 @@ use gitloom_cortex::{IngestOptions, OfflineExtractor, ingest, parse_sessions};
 use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
 use gitloom_model::Memory;
 
+fn lexical_only() -> EngineOptions {
+    EngineOptions {
+        embedder: EmbedderChoice::None,
+        ..Default::default()
+    }
+}
+
 fn store(dir: &std::path::Path) -> Engine {
-    Engine::init_with(
-        dir,
-        EngineOptions {
-            embedder: EmbedderChoice::None,
-            ..Default::default()
-        },
-    )
-    .expect("store")
+    Engine::init_with(dir, lexical_only()).expect("store")
+}
+
+fn store_open(dir: &std::path::Path) -> Engine {
+    Engine::open_with(dir, lexical_only()).expect("open")
 }
 
 fn read(engine: &Engine, path: &str) -> Memory {
@@ -216,14 +220,7 @@ fn concurrent_ingests_about_one_subject_lose_nothing() {
         for (i, text) in said.iter().enumerate() {
             let dir = tmp.path().to_owned();
             scope.spawn(move || {
-                let engine = Engine::open_with(
-                    &dir,
-                    EngineOptions {
-                        embedder: EmbedderChoice::None,
-                        ..Default::default()
-                    },
-                )
-                .expect("open");
+                let engine = store_open(&dir);
                 let json = format!(
                     r#"[{{"id": "w{i}", "date": "2025-06-1{i}", "messages": [{{"role": "user", "content": "{text}"}}]}}]"#
                 );
@@ -246,15 +243,4 @@ fn concurrent_ingests_about_one_subject_lose_nothing() {
     for (word, text) in ["cello", "Biscuit", "Coimbra", "marathon"].iter().zip(said) {
         assert!(memories.contains(word), "lost: {text:?}\n{memories}");
     }
-}
-
-fn store_open(dir: &std::path::Path) -> Engine {
-    Engine::open_with(
-        dir,
-        EngineOptions {
-            embedder: EmbedderChoice::None,
-            ..Default::default()
-        },
-    )
-    .expect("open")
 }
