@@ -45,7 +45,7 @@ pub fn run(args: &IngestArgs, cli: &Cli) -> Result<()> {
     };
     let sessions = gitloom_cortex::parse_sessions(&text)
         .with_context(|| format!("{}", args.file.display()))?;
-    let engine = crate::open(cli)?;
+    let storage = crate::open_storage(cli)?;
     let options = IngestOptions {
         concurrency: args.concurrency.max(1),
         reextract: args.reextract,
@@ -63,17 +63,28 @@ pub fn run(args: &IngestArgs, cli: &Cli) -> Result<()> {
             bar.set_position(p.done as u64);
         }
     };
-    let report = match &args.llm_url {
+    let model = match &args.llm_url {
         Some(url) => {
             let mut config = ChatConfig::new(url.clone(), args.llm_model.clone());
             config.api_key_env = Some(args.llm_key_env.clone());
-            let extractor = ModelExtractor::new(ChatClient::new(config)?);
-            gitloom_cortex::ingest(&engine, &sessions, &extractor, &options, &progress)?
+            Some(ModelExtractor::new(ChatClient::new(config)?))
         }
-        None => gitloom_cortex::ingest(&engine, &sessions, &OfflineExtractor, &options, &progress)?,
+        None => None,
     };
+    // Through object storage a lost race replays the whole ingest on the new head;
+    // re-ingesting what is already there changes nothing, so that is safe.
+    let report = storage.write_with(|engine| -> Result<_> {
+        Ok(match &model {
+            Some(extractor) => {
+                gitloom_cortex::ingest(engine, &sessions, extractor, &options, &progress)?
+            }
+            None => {
+                gitloom_cortex::ingest(engine, &sessions, &OfflineExtractor, &options, &progress)?
+            }
+        })
+    })?;
     bar.finish_and_clear();
-    crate::flush_warnings(&engine);
+    crate::flush_warnings(storage.engine());
     if cli.json {
         crate::print_json(&report)?;
     } else {

@@ -78,6 +78,15 @@ fn open(cli: &Cli) -> Result<Engine> {
     Ok(engine)
 }
 
+/// The store a maintenance or ingest command works on: `--storage` (a namespace in
+/// object storage, through its mirror) or the local store at `--repo`.
+fn open_storage(cli: &Cli) -> Result<gitloom_remote::Storage> {
+    match &cli.storage {
+        Some(url) => storage_cmd::open(cli, url),
+        None => Ok(gitloom_remote::Storage::Local(Box::new(open(cli)?))),
+    }
+}
+
 fn flush_warnings(engine: &Engine) {
     for w in engine.take_warnings() {
         eprintln!("warning: {w}");
@@ -290,7 +299,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Ingest(args) => ingest_cmd::run(args, &cli)?,
         Command::Mcp => serve_cmd::mcp(&cli)?,
         Command::Serve(args) => serve_cmd::serve(&cli, args)?,
-        Command::Admin(args) => serve_cmd::admin(args, json)?,
+        Command::Admin(args) => serve_cmd::admin(&cli, args)?,
     }
     Ok(())
 }

@@ -30,7 +30,7 @@ pub struct GcArgs {
 }
 
 pub fn gc(cli: &Cli, args: &GcArgs) -> Result<()> {
-    let engine = crate::open(cli)?;
+    let storage = crate::open_storage(cli)?;
     let now = match &args.now {
         Some(s) => Some(
             s.parse::<jiff::Timestamp>()
@@ -51,8 +51,8 @@ pub fn gc(cli: &Cli, args: &GcArgs) -> Result<()> {
         repack_every: args.repack_every,
         prune_expire: args.prune_expire.clone(),
     };
-    let report = engine.gc(&opts)?;
-    crate::flush_warnings(&engine);
+    let report = storage.write(|e| e.gc(&opts))?;
+    crate::flush_warnings(storage.engine());
     if cli.json {
         return crate::print_json(&report);
     }
@@ -93,9 +93,9 @@ pub fn gc(cli: &Cli, args: &GcArgs) -> Result<()> {
 }
 
 pub fn doctor(cli: &Cli) -> Result<()> {
-    let engine = crate::open(cli)?;
-    let report = engine.doctor()?;
-    crate::flush_warnings(&engine);
+    let storage = crate::open_storage(cli)?;
+    let report = storage.read(|e| e.doctor())?;
+    crate::flush_warnings(storage.engine());
     if cli.json {
         crate::print_json(&report)?;
     } else {
@@ -143,15 +143,15 @@ pub struct ConsolidateArgs {
 }
 
 pub fn consolidate(cli: &Cli, args: &ConsolidateArgs) -> Result<()> {
-    let engine = crate::open(cli)?;
+    let storage = crate::open_storage(cli)?;
     let opts = gitloom_engine::ConsolidateOptions {
         dry_run: args.dry_run,
         vector_threshold: args.threshold,
         lexical_threshold: args.lexical_threshold,
         ..gitloom_engine::ConsolidateOptions::default()
     };
-    let report = engine.consolidate(&opts)?;
-    crate::flush_warnings(&engine);
+    let report = storage.write(|e| e.consolidate(&opts))?;
+    crate::flush_warnings(storage.engine());
     if cli.json {
         return crate::print_json(&report);
     }

@@ -3,11 +3,11 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use gitloom_engine::{EmbedderChoice, EngineOptions};
+use gitloom_remote::{Location, Storage};
 use gitloom_server::{Accounts, ServerConfig};
 
 use crate::cli::Cli;
@@ -18,7 +18,8 @@ pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free one; the address is printed on stderr).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
-    /// The data directory: accounts and every namespace's store.
+    /// The data directory: accounts and every namespace's store; with --storage, only
+    /// this node's caches (mirrors and indexes, rebuilt from object storage at will).
     #[arg(long, env = "GITLOOM_DATA")]
     pub data: PathBuf,
     /// Largest request body, in bytes.
@@ -41,9 +42,10 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct AdminArgs {
-    /// The server's data directory.
+    /// The server's data directory (not needed with --storage, where the accounts
+    /// live in object storage).
     #[arg(long, env = "GITLOOM_DATA")]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
     #[command(subcommand)]
     pub command: AdminCommand,
 }
@@ -89,8 +91,12 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 
 /// `gitloom mcp`: MCP over stdin/stdout on the store at --repo.
 pub fn mcp(cli: &Cli) -> Result<()> {
-    let engine = crate::open(cli)?;
-    let server = gitloom_server::mcp::McpServer::new(Arc::new(engine));
+    mcp_on(Storage::Local(Box::new(crate::open(cli)?)))
+}
+
+/// MCP over stdin/stdout on a store (`--storage`: a namespace in object storage).
+pub fn mcp_on(storage: Storage) -> Result<()> {
+    let server = gitloom_server::mcp::McpServer::new(storage);
     runtime()?.block_on(server.serve_stdio())?;
     Ok(())
 }
@@ -100,6 +106,9 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<()> {
     std::fs::create_dir_all(&args.data)
         .with_context(|| format!("cannot create {}", args.data.display()))?;
     let mut config = ServerConfig::new(&args.data, shared_options(cli)?);
+    if let Some(url) = &cli.storage {
+        config.storage = Some(Location::from_url(url).with_context(|| format!("--storage {url}"))?);
+    }
     config.max_body = args.max_body;
     config.mcp = args.mcp;
     config.readers = args.readers;
@@ -125,10 +134,22 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<()> {
 }
 
 /// `gitloom admin`.
-pub fn admin(args: &AdminArgs, json: bool) -> Result<()> {
-    std::fs::create_dir_all(&args.data)
-        .with_context(|| format!("cannot create {}", args.data.display()))?;
-    let accounts = Accounts::open(&args.data)?;
+pub fn admin(cli: &Cli, args: &AdminArgs) -> Result<()> {
+    let json = cli.json;
+    let accounts = match (&cli.storage, &args.data) {
+        // The accounts every `serve --storage` node over this location shares.
+        (Some(url), _) => Accounts::open_remote(
+            &Location::from_url(url).with_context(|| format!("--storage {url}"))?,
+        )?,
+        (None, Some(data)) => {
+            std::fs::create_dir_all(data)
+                .with_context(|| format!("cannot create {}", data.display()))?;
+            Accounts::open(data)?
+        }
+        (None, None) => anyhow::bail!(
+            "say where the accounts are: --data DIR (the server's data directory) or --storage s3://…"
+        ),
+    };
     let key = match &args.command {
         AdminCommand::CreateAccount { name } => accounts.create_account(name)?,
         AdminCommand::CreateKey { name } => accounts.create_key(name)?,

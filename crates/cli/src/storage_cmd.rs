@@ -13,12 +13,21 @@ use crate::cli::{Cli, Command};
 use crate::render::{self, outln};
 use crate::{flush_warnings, print_json};
 
-/// True for the commands that read or write a store (the others, like `model` or
-/// `synth`, run as usual even when GITLOOM_STORAGE is set).
+/// True for the commands handled here. The others run as usual: `model`, `synth` and
+/// `eval` need no store, and `ingest`, `gc`, `doctor`, `consolidate`, `serve` and
+/// `admin` open `--storage` themselves (`crate::open_storage`, the server's config).
 pub fn applies(command: &Command) -> bool {
     !matches!(
         command,
-        Command::Model(_) | Command::Synth { .. } | Command::Eval(_) | Command::Admin(_)
+        Command::Model(_)
+            | Command::Synth { .. }
+            | Command::Eval(_)
+            | Command::Admin(_)
+            | Command::Ingest(_)
+            | Command::Gc(_)
+            | Command::Doctor
+            | Command::Consolidate(_)
+            | Command::Serve(_)
     )
 }
 
@@ -177,37 +186,24 @@ pub fn run(cli: &Cli, url: &str) -> Result<()> {
                 )?;
             }
         }
-        Command::Model(_) | Command::Synth { .. } | Command::Eval(_) | Command::Admin(_) => {
-            unreachable!("`applies` keeps these on the local path")
-        }
-        Command::Ingest(_)
+        Command::Mcp => crate::serve_cmd::mcp_on(storage)?,
+        Command::Model(_)
+        | Command::Synth { .. }
+        | Command::Eval(_)
+        | Command::Admin(_)
+        | Command::Ingest(_)
         | Command::Gc(_)
         | Command::Doctor
         | Command::Consolidate(_)
-        | Command::Mcp
         | Command::Serve(_) => {
-            bail!(
-                "`{}` does not run through --storage yet; run it on a local store (--repo)",
-                command_name(&cli.command)
-            );
+            unreachable!("`applies` keeps these on their own path")
         }
     }
     Ok(())
 }
 
-fn command_name(c: &Command) -> &'static str {
-    match c {
-        Command::Ingest(_) => "ingest",
-        Command::Gc(_) => "gc",
-        Command::Doctor => "doctor",
-        Command::Consolidate(_) => "consolidate",
-        Command::Mcp => "mcp",
-        Command::Serve(_) => "serve",
-        _ => "this command",
-    }
-}
-
-fn open(cli: &Cli, url: &str) -> Result<Storage> {
+/// Opens the namespace `--storage URL --namespace NAME` through its local mirror.
+pub fn open(cli: &Cli, url: &str) -> Result<Storage> {
     let location = Location::from_url(url)?;
     let namespace = Namespace::parse(&cli.namespace)?;
     let base = cache_base()?;

@@ -44,10 +44,15 @@ fn fastrand_u64() -> u64 {
 
 /// One "node": a `gitloom` process whose cache lives in `cache`.
 fn node(s3: &S3, cache: &Path, args: &[&str]) -> Command {
+    node_in(s3, cache, "team", args)
+}
+
+/// A node working on `namespace`.
+fn node_in(s3: &S3, cache: &Path, namespace: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gitloom"));
     cmd.arg("--storage")
         .arg(&s3.url)
-        .args(["--namespace", "team", "--embedder", "none"])
+        .args(["--namespace", namespace, "--embedder", "none"])
         .args(args)
         .env_remove("GITLOOM_REPO")
         .env_remove("GITLOOM_STORAGE")
@@ -112,13 +117,17 @@ fn log_commits(s3: &S3, cache: &Path) -> Vec<String> {
 
 /// The bare mirror a node keeps for namespace `team`.
 fn mirror_of(cache: &Path) -> PathBuf {
+    mirror_of_ns(cache, "team")
+}
+
+fn mirror_of_ns(cache: &Path, namespace: &str) -> PathBuf {
     let remote = cache.join("gitloom").join("remote");
     let location = std::fs::read_dir(&remote)
         .expect("cache has remote/")
         .map(|e| e.expect("entry").path())
         .find(|p| p.is_dir())
         .expect("one location");
-    location.join("team").join("mirror.git")
+    location.join(namespace).join("mirror.git")
 }
 
 fn fsck(git_dir: &Path) {
@@ -395,5 +404,569 @@ fn bad_storage_settings_are_refused_by_name_and_storeless_commands_ignore_them()
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+// ---- `gitloom serve --storage`: stateless API nodes over one bucket ----
+
+/// One `gitloom serve --storage` process; killed when dropped.
+struct ServeNode {
+    child: Child,
+    base: String,
+}
+
+impl Drop for ServeNode {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts a node with its own data (cache) directory and waits for its address.
+fn serve_node(s3: &S3, data: &Path) -> ServeNode {
+    use std::io::BufRead;
+    let data_arg = data.to_str().expect("UTF-8 temp path");
+    let mut child = node(
+        s3,
+        data,
+        &[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--data",
+            data_arg,
+            "--rate",
+            "10000",
+        ],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .spawn()
+    .expect("gitloom serve runs");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("serve printed its address before exiting")
+            .expect("stderr is UTF-8");
+        if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+            break url.to_owned();
+        }
+    };
+    // Keep draining stderr so the node never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    ServeNode { child, base }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .new_agent()
+}
+
+/// One request; the status and the JSON body.
+fn http(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    key: &str,
+    body: Option<&Value>,
+) -> Result<(u16, Value), String> {
+    let auth = format!("Bearer {key}");
+    let response = match (method, body) {
+        ("GET", _) => agent.get(url).header("Authorization", &auth).call(),
+        ("DELETE", _) => agent.delete(url).header("Authorization", &auth).call(),
+        (_, Some(b)) => agent
+            .post(url)
+            .header("Authorization", &auth)
+            .header("Content-Type", "application/json")
+            .send(b.to_string()),
+        (_, None) => agent.post(url).header("Authorization", &auth).send_empty(),
+    };
+    let mut r = response.map_err(|e| e.to_string())?;
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().map_err(|e| e.to_string())?;
+    let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Ok((status, v))
+}
+
+fn expect(r: Result<(u16, Value), String>, status: u16, what: &str) -> Value {
+    let (got, body) = r.unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(got, status, "{what}: {body:#}");
+    body
+}
+
+/// `gitloom --storage … admin create-account|create-key NAME`: the key.
+fn admin(s3: &S3, cache: &Path, command: &str, account: &str) -> String {
+    let v = json(s3, cache, &["admin", command, account]);
+    v["api_key"].as_str().expect("an api key").to_owned()
+}
+
+fn write_body(path: &str, title: &str, body: &str) -> Value {
+    serde_json::json!({"path": path, "content": memory(title, body)})
+}
+
+/// A node that has never seen the account's namespace: its log, and its mirror
+/// checked by `git fsck`.
+fn cold_log(s3: &S3, cache: &Path, account: &str, namespace: &str) -> Vec<String> {
+    let url = format!("{}/accounts/{account}", s3.url);
+    let at = S3 {
+        endpoint: s3.endpoint.clone(),
+        url,
+    };
+    let out = node_in(&at, cache, namespace, &["--json", "log"])
+        .output()
+        .expect("gitloom runs");
+    let v: Value = serde_json::from_str(&ok(out, "cold log")).expect("json log");
+    fsck(&mirror_of_ns(cache, namespace));
+    v.as_array()
+        .expect("a list")
+        .iter()
+        .map(|e| e["summary"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn serve_nodes_over_one_bucket_share_accounts_namespaces_and_writes() {
+    let Some(s3) = s3("serve-nodes") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = admin(&s3, &dir.path().join("admin"), "create-account", "acme");
+    let nodes: Vec<ServeNode> = ["a", "b", "c"]
+        .iter()
+        .map(|n| serve_node(&s3, &dir.path().join(n)))
+        .collect();
+    let (a, b, c) = (&nodes[0].base, &nodes[1].base, &nodes[2].base);
+    let agent = agent();
+    let create = serde_json::json!({"name": "notes"});
+
+    expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{a}/v1/namespaces"),
+            &key,
+            Some(&create),
+        ),
+        201,
+        "create on a",
+    );
+    let again = expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{b}/v1/namespaces"),
+            &key,
+            Some(&create),
+        ),
+        409,
+        "create again on b",
+    );
+    assert_eq!(again["error"]["code"], "namespace_exists", "{again:#}");
+    let listed = expect(
+        http(&agent, "GET", &format!("{c}/v1/namespaces"), &key, None),
+        200,
+        "list on c",
+    );
+    assert_eq!(listed["result"]["namespaces"], serde_json::json!(["notes"]));
+
+    // A write through one node is read through the others on their very next request.
+    let body = write_body(
+        "facts/work/orbital.md",
+        "Works at Orbital AI",
+        "ML engineer on inference.",
+    );
+    expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{a}/v1/namespaces/notes/memories"),
+            &key,
+            Some(&body),
+        ),
+        200,
+        "write on a",
+    );
+    let got = expect(
+        http(
+            &agent,
+            "GET",
+            &format!("{b}/v1/namespaces/notes/memories/facts/work/orbital.md"),
+            &key,
+            None,
+        ),
+        200,
+        "get on b",
+    );
+    assert!(
+        got.to_string().contains("ML engineer on inference"),
+        "{got:#}"
+    );
+    let body = write_body(
+        "facts/health/peanuts.md",
+        "Allergic to peanuts",
+        "Severe peanut allergy; carries an EpiPen.",
+    );
+    expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{c}/v1/namespaces/notes/memories"),
+            &key,
+            Some(&body),
+        ),
+        200,
+        "write on c",
+    );
+    let hits = expect(
+        http(
+            &agent,
+            "GET",
+            &format!("{a}/v1/namespaces/notes/retrieve?q=peanut%20allergy"),
+            &key,
+            None,
+        ),
+        200,
+        "retrieve on a",
+    );
+    assert!(
+        hits.to_string().contains("facts/health/peanuts.md"),
+        "{hits:#}"
+    );
+    // Ops and jobs run through the same path.
+    let stats = expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{b}/v1/namespaces/notes/ops/stats"),
+            &key,
+            Some(&serde_json::json!({})),
+        ),
+        200,
+        "stats on b",
+    );
+    assert_eq!(stats["result"]["files"], 2, "{stats:#}");
+
+    // A key made after the nodes started is known to all of them.
+    let second = admin(&s3, &dir.path().join("admin"), "create-key", "acme");
+    for n in [a, b, c] {
+        let url = format!("{n}/v1/namespaces");
+        assert!(
+            wait_for("the new key", Duration::from_secs(10), || {
+                matches!(http(&agent, "GET", &url, &second, None), Ok((200, _)))
+            }),
+            "{n} never accepted the new key"
+        );
+    }
+    // Another account sees none of it.
+    let other = admin(&s3, &dir.path().join("admin"), "create-account", "other");
+    let url = format!("{b}/v1/namespaces");
+    assert!(wait_for("the other key", Duration::from_secs(10), || {
+        matches!(http(&agent, "GET", &url, &other, None), Ok((200, _)))
+    }));
+    let none = expect(
+        http(
+            &agent,
+            "GET",
+            &format!("{b}/v1/namespaces/notes/memories/facts/work/orbital.md"),
+            &other,
+            None,
+        ),
+        404,
+        "another account",
+    );
+    assert_eq!(none["error"]["code"], "namespace_not_found", "{none:#}");
+
+    // Deleted through one node: gone on the others' next request, and a write there
+    // does not bring it back.
+    let (status, _) = http(
+        &agent,
+        "DELETE",
+        &format!("{c}/v1/namespaces/notes"),
+        &key,
+        None,
+    )
+    .expect("delete on c");
+    assert!((200..300).contains(&status), "delete: {status}");
+    let gone = expect(
+        http(
+            &agent,
+            "GET",
+            &format!("{a}/v1/namespaces/notes/memories/facts/work/orbital.md"),
+            &key,
+            None,
+        ),
+        404,
+        "get on a after delete",
+    );
+    assert_eq!(gone["error"]["code"], "namespace_not_found", "{gone:#}");
+    let body = write_body("facts/x.md", "X", "x");
+    expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{b}/v1/namespaces/notes/memories"),
+            &key,
+            Some(&body),
+        ),
+        404,
+        "write on b after delete",
+    );
+    let listed = expect(
+        http(&agent, "GET", &format!("{a}/v1/namespaces"), &key, None),
+        200,
+        "list after delete",
+    );
+    assert_eq!(listed["result"]["namespaces"], serde_json::json!([]));
+}
+
+#[test]
+fn eight_writers_across_three_serve_nodes_lose_nothing() {
+    let Some(s3) = s3("serve-eight") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = admin(&s3, &dir.path().join("admin"), "create-account", "acme");
+    let nodes: Vec<ServeNode> = ["a", "b", "c"]
+        .iter()
+        .map(|n| serve_node(&s3, &dir.path().join(n)))
+        .collect();
+    let agent = agent();
+    expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{}/v1/namespaces", nodes[0].base),
+            &key,
+            Some(&serde_json::json!({"name": "shared"})),
+        ),
+        201,
+        "create",
+    );
+    const WRITERS: usize = 8;
+    const WRITES: usize = 6;
+    let acked: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let base = nodes[w % nodes.len()].base.clone();
+                let (key, agent) = (&key, &agent);
+                scope.spawn(move || {
+                    let mut mine = Vec::new();
+                    for i in 0..WRITES {
+                        let path = format!("facts/w{w}/note{i}.md");
+                        let body = write_body(
+                            &path,
+                            &format!("Writer {w} note {i}"),
+                            &format!("Body {w}-{i}."),
+                        );
+                        let v = expect(
+                            http(
+                                agent,
+                                "POST",
+                                &format!("{base}/v1/namespaces/shared/memories"),
+                                key,
+                                Some(&body),
+                            ),
+                            200,
+                            &path,
+                        );
+                        assert!(v["result"]["commit"].is_string(), "{v:#}");
+                        mine.push(path);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("writer thread"))
+            .collect()
+    });
+    assert_eq!(acked.len(), WRITERS * WRITES);
+    // Every acknowledged write is there, read through every node.
+    for (i, path) in acked.iter().enumerate() {
+        let base = &nodes[i % nodes.len()].base;
+        expect(
+            http(
+                &agent,
+                "GET",
+                &format!("{base}/v1/namespaces/shared/memories/{path}"),
+                &key,
+                None,
+            ),
+            200,
+            path,
+        );
+    }
+    // And in the history a node that never saw the namespace fetches; fsck is clean.
+    let log = cold_log(&s3, &dir.path().join("fresh"), "acme", "shared");
+    assert!(log.len() > WRITERS * WRITES, "{} commits", log.len());
+}
+
+#[test]
+fn a_serve_node_killed_mid_write_loses_no_acknowledged_write() {
+    let Some(s3) = s3("serve-killed") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = admin(&s3, &dir.path().join("admin"), "create-account", "acme");
+    let victim_dir = dir.path().join("victim");
+    let mut victim = serve_node(&s3, &victim_dir);
+    let steady = serve_node(&s3, &dir.path().join("steady"));
+    let agent = agent();
+    expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{}/v1/namespaces", steady.base),
+            &key,
+            Some(&serde_json::json!({"name": "kill"})),
+        ),
+        201,
+        "create",
+    );
+    let acked = std::sync::Mutex::new(Vec::<String>::new());
+    std::thread::scope(|scope| {
+        let (base, key, agent, acked) = (victim.base.clone(), &key, &agent, &acked);
+        let writer = scope.spawn(move || {
+            for i in 0..10_000 {
+                let path = format!("facts/k/note{i}.md");
+                let body = write_body(&path, &format!("Note {i}"), &format!("Body {i}."));
+                match http(
+                    agent,
+                    "POST",
+                    &format!("{base}/v1/namespaces/kill/memories"),
+                    key,
+                    Some(&body),
+                ) {
+                    Ok((200, _)) => acked.lock().expect("lock").push(path),
+                    // The node died: whatever was in flight was never acknowledged.
+                    _ => return,
+                }
+            }
+        });
+        assert!(
+            wait_for("a few acknowledged writes", Duration::from_secs(60), || {
+                acked.lock().expect("lock").len() >= 4
+            }),
+            "no write was acknowledged"
+        );
+        // Mid-stream: the next write is in flight somewhere between commit and head.
+        victim.child.kill().expect("SIGKILL the node");
+        let _ = victim.child.wait();
+        writer.join().expect("writer thread");
+    });
+    let acked = acked.into_inner().expect("lock");
+    // Every acknowledged write is readable through the surviving node...
+    for path in &acked {
+        expect(
+            http(
+                &agent,
+                "GET",
+                &format!("{}/v1/namespaces/kill/memories/{path}", steady.base),
+                &key,
+                None,
+            ),
+            200,
+            path,
+        );
+    }
+    // ...which can still write (the head names only packs that exist)...
+    let body = write_body("facts/k/after.md", "After", "Written after the kill.");
+    expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{}/v1/namespaces/kill/memories", steady.base),
+            &key,
+            Some(&body),
+        ),
+        200,
+        "write after the kill",
+    );
+    // ...and the victim restarted on its old cache serves the head, not its own
+    // half-published state.
+    let restarted = serve_node(&s3, &victim_dir);
+    expect(
+        http(
+            &agent,
+            "GET",
+            &format!(
+                "{}/v1/namespaces/kill/memories/facts/k/after.md",
+                restarted.base
+            ),
+            &key,
+            None,
+        ),
+        200,
+        "restarted node reads the head",
+    );
+    let log = cold_log(&s3, &dir.path().join("fresh"), "acme", "kill");
+    assert!(
+        log.len() > acked.len(),
+        "{} commits for {} writes",
+        log.len(),
+        acked.len()
+    );
+}
+
+#[test]
+fn ingest_and_maintenance_run_through_storage_and_other_nodes_see_them() {
+    let Some(s3) = s3("maint") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let [n1, n2] = ["n1", "n2"].map(|n| dir.path().join(n));
+    let chat = br#"{"date": "2026-07-30", "messages": [
+        {"role": "user", "content": "I accepted an offer from Orbital AI this morning. I start Monday 3 August. My manager is Lena Fischer."},
+        {"role": "assistant", "content": "Congratulations!"}]}"#;
+    let report: Value =
+        serde_json::from_str(&run(&s3, &n1, &["--json", "ingest", "-"], chat)).expect("json");
+    assert_eq!(report["commits"], 1, "{report:#}");
+    // Another node answers from it on its next command.
+    let r = json(&s3, &n2, &["retrieve", "where do i work"]);
+    assert!(r.to_string().contains("Orbital AI"), "{r:#}");
+    // Ingesting the same session again through the other node changes nothing.
+    let before = log_commits(&s3, &n2);
+    let again = run(&s3, &n2, &["ingest", "-"], chat);
+    assert!(again.contains("already ingested"), "{again}");
+    assert_eq!(log_commits(&s3, &n1), before);
+
+    let gc = json(&s3, &n2, &["gc", "--repack"]);
+    assert!(gc["expired"].is_array(), "{gc:#}");
+    let doctor = json(&s3, &n1, &["doctor"]);
+    assert_eq!(doctor["ok"], true, "{doctor:#}");
+    let plan = json(&s3, &n1, &["consolidate", "--dry-run"]);
+    assert_eq!(plan["dry_run"], true, "{plan:#}");
+    assert_eq!(log_commits(&s3, &n2), before, "a dry run commits nothing");
+    fsck(&mirror_of(&n2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_over_storage_writes_where_other_nodes_read() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    let Some(s3) = s3("mcp") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let [n1, n2] = ["n1", "n2"].map(|n| dir.path().join(n));
+    let cmd = tokio::process::Command::from(node(&s3, &n1, &["mcp"]));
+    let client =
+        ().serve(rmcp::transport::TokioChildProcess::new(cmd).expect("spawn gitloom mcp"))
+            .await
+            .expect("initialize");
+    let args = serde_json::json!({
+        "title": "Cat", "topic": "home", "body": "The cat is called Miso.",
+        "cue": ["what is the cat called"]
+    });
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("remember")
+                .with_arguments(args.as_object().expect("object").clone()),
+        )
+        .await
+        .expect("remember");
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    client.cancel().await.expect("close");
+    // Acknowledged means published: a node that never saw the namespace reads it.
+    let got = json(&s3, &n2, &["get", "facts/home/cat.md"]);
+    assert!(
+        got["content"].as_str().is_some_and(|c| c.contains("Miso")),
+        "{got:#}"
     );
 }

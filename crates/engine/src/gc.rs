@@ -300,6 +300,8 @@ impl Engine {
         let before = count_objects(root)?;
         run_git(root, &["repack", "-a", "-d", "-q"])?;
         run_git(root, &["prune", &format!("--expire={prune_expire}")])?;
+        // The packs changed under this process's object store.
+        self.store.reload_objects()?;
         let after = count_objects(root)?;
         Ok(RepackReport {
             before,

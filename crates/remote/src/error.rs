@@ -32,6 +32,21 @@ pub enum RemoteError {
         "the head of namespace {namespace} moved under us {attempts} times in a row; gave up without overwriting anyone"
     )]
     Contended { namespace: String, attempts: u32 },
+    #[error("no namespace {namespace} (it has no head: never created, or deleted)")]
+    NoNamespace { namespace: String },
+}
+
+/// Why [`crate::RemoteNamespace::write_existing_with`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError<E> {
+    /// The write itself failed; nothing was published.
+    #[error("{0}")]
+    Op(E),
+    /// The namespace has no head (it was never created, or was deleted elsewhere).
+    #[error("the namespace does not exist")]
+    NoNamespace,
+    #[error(transparent)]
+    Storage(RemoteError),
 }
 
 pub type Result<T, E = RemoteError> = std::result::Result<T, E>;

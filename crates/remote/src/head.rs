@@ -3,10 +3,10 @@
 //! update; its ETag is the version a writer must match.
 
 use object_store::path::Path as ObjectPath;
-use object_store::{GetOptions, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{RemoteError, Result, storage};
+use crate::blob::{self, BlobRead, BlobVersion};
+use crate::error::{RemoteError, Result};
 
 /// The head format this build reads and writes.
 pub const HEAD_FORMAT: u32 = 1;
@@ -46,8 +46,8 @@ pub struct Versioned {
 }
 
 impl Versioned {
-    pub(crate) fn update_version(&self) -> UpdateVersion {
-        UpdateVersion {
+    fn blob_version(&self) -> BlobVersion {
+        BlobVersion {
             e_tag: self.e_tag.clone(),
             version: self.version.clone(),
         }
@@ -71,28 +71,15 @@ pub(crate) async fn fetch(
     path: &ObjectPath,
     known_e_tag: Option<&str>,
 ) -> Result<Fetched> {
-    let options = GetOptions {
-        if_none_match: known_e_tag.map(str::to_owned),
-        ..GetOptions::default()
-    };
-    let got = match store.get_opts(path, options).await {
-        Ok(g) => g,
-        Err(object_store::Error::NotModified { .. }) => return Ok(Fetched::Unchanged),
-        Err(object_store::Error::NotFound { .. }) => return Ok(Fetched::Absent),
-        Err(e) => return Err(storage(format!("reading {path}"))(e)),
-    };
-    let e_tag = got.meta.e_tag.clone();
-    let version = got.meta.version.clone();
-    let bytes = got
-        .bytes()
-        .await
-        .map_err(storage(format!("reading {path}")))?;
-    let head = parse(path, &bytes)?;
-    Ok(Fetched::Changed(Versioned {
-        head,
-        e_tag,
-        version,
-    }))
+    Ok(match blob::read(store, path, known_e_tag).await? {
+        BlobRead::Unchanged => Fetched::Unchanged,
+        BlobRead::Absent => Fetched::Absent,
+        BlobRead::Found { bytes, version } => Fetched::Changed(Versioned {
+            head: parse(path, &bytes)?,
+            e_tag: version.e_tag,
+            version: version.version,
+        }),
+    })
 }
 
 pub(crate) fn parse(path: &ObjectPath, bytes: &[u8]) -> Result<Head> {
@@ -132,23 +119,15 @@ pub(crate) async fn compare_and_swap(
     head: Head,
 ) -> Result<Cas> {
     let body = serde_json::to_vec(&head).expect("a head always serialises");
-    let mode = match expected {
-        None => PutMode::Create,
-        Some(v) => PutMode::Update(v.update_version()),
-    };
-    let options = PutOptions {
-        mode,
-        ..PutOptions::default()
-    };
-    match store.put_opts(path, PutPayload::from(body), options).await {
-        Ok(r) => Ok(Cas::Won(Versioned {
-            head,
-            e_tag: r.e_tag,
-            version: r.version,
-        })),
-        Err(
-            object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. },
-        ) => Ok(Cas::Lost),
-        Err(e) => Err(storage(format!("updating {path}"))(e)),
-    }
+    let expected = expected.map(Versioned::blob_version);
+    Ok(
+        match blob::replace(store, path, expected.as_ref(), body).await? {
+            Some(v) => Cas::Won(Versioned {
+                head,
+                e_tag: v.e_tag,
+                version: v.version,
+            }),
+            None => Cas::Lost,
+        },
+    )
 }

@@ -20,6 +20,7 @@
 //! are harmless and left in place).
 #![forbid(unsafe_code)]
 
+mod blob;
 mod error;
 mod head;
 mod location;
@@ -28,9 +29,10 @@ mod pack;
 
 use std::sync::OnceLock;
 
-use gitloom_engine::{Engine, WriteOutcome};
+use gitloom_engine::Engine;
 
-pub use error::{RemoteError, Result};
+pub use blob::{Blob, BlobRead, BlobVersion};
+pub use error::{RemoteError, Result, WriteError};
 pub use head::{HEAD_FORMAT, Head, PackRef};
 pub use location::{Location, Namespace};
 pub use namespace::{
@@ -57,14 +59,41 @@ impl Storage {
         }
     }
 
-    /// Runs a write (remote: pushed and acknowledged by the head, replayed on a lost race).
-    pub fn write(
+    /// Runs a write (remote: pushed and acknowledged by the head, replayed on a lost
+    /// race, so `write` must be repeatable).
+    pub fn write<T>(
         &self,
-        write: impl Fn(&Engine) -> gitloom_engine::Result<WriteOutcome>,
-    ) -> Result<WriteOutcome> {
+        mut write: impl FnMut(&Engine) -> gitloom_engine::Result<T>,
+    ) -> Result<T> {
         match self {
             Storage::Local(e) => Ok(write(e)?),
             Storage::Remote(r) => Ok(r.write(write)?.outcome),
+        }
+    }
+
+    /// [`Storage::write`] for a closure with its own error type (which must be able
+    /// to carry this crate's errors): an op's error reaches the caller as itself.
+    pub fn write_with<T, E: From<RemoteError>>(
+        &self,
+        mut write: impl FnMut(&Engine) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        match self {
+            Storage::Local(e) => write(e),
+            Storage::Remote(r) => Ok(r.write_with(write)?.outcome),
+        }
+    }
+
+    /// [`Storage::read`] with the closure's own error type.
+    pub fn read_with<T, E: From<RemoteError>>(
+        &self,
+        read: impl FnOnce(&Engine) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        match self {
+            Storage::Local(e) => read(e),
+            Storage::Remote(r) => {
+                r.revalidate()?;
+                read(r.engine())
+            }
         }
     }
 
@@ -88,6 +117,15 @@ fn runtime() -> &'static tokio::runtime::Runtime {
             .build()
             .expect("a tokio runtime can be built")
     })
+}
+
+/// Runs a storage future to completion on the crate's runtime. Called from async
+/// code on a multi-thread runtime (the HTTP server checking a key), the worker is
+/// handed off first (`block_in_place`), since blocking inside a runtime would panic;
+/// outside any runtime, or on a blocking thread, that is a plain call. (From a
+/// current-thread runtime's async code it panics: use `spawn_blocking` there.)
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::task::block_in_place(|| runtime().block_on(f))
 }
 
 /// rustls needs one process-wide crypto provider for https endpoints; ring is the

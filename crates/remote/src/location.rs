@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use object_store::ObjectStore;
 use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
 
-use crate::error::{RemoteError, Result};
+use crate::error::{RemoteError, Result, storage};
 
 /// A bucket and a prefix in it, opened.
 #[derive(Clone)]
@@ -76,13 +76,102 @@ impl Location {
         &self.url
     }
 
+    /// The location `<prefix>/<sub>` in the same bucket: a server keeps each
+    /// account's namespaces under `accounts/<account>`. `sub` is a relative path of
+    /// plain segments (no `.`/`..`, no empty ones).
+    pub fn within(&self, sub: &str) -> Result<Location> {
+        let bad = |reason: &str| RemoteError::BadLocation {
+            url: format!("{}/{sub}", self.url.trim_end_matches('/')),
+            reason: reason.to_owned(),
+        };
+        let mut prefix = self.prefix.clone();
+        for part in sub.split('/') {
+            if part.is_empty() || part == "." || part == ".." {
+                return Err(bad("a sub-location is made of plain, non-empty segments"));
+            }
+            let part = object_store::path::PathPart::parse(part)
+                .map_err(|e| bad(&format!("bad segment {part:?}: {e}")))?;
+            prefix = prefix.join(part);
+        }
+        Ok(Location {
+            url: format!("{}/{sub}", self.url.trim_end_matches('/')),
+            store: self.store.clone(),
+            prefix,
+        })
+    }
+
+    /// The object `<prefix>/<name>` (one plain segment), read and replaced by
+    /// compare-and-swap.
+    pub fn blob(&self, name: &str) -> Result<crate::Blob> {
+        let part =
+            object_store::path::PathPart::parse(name).map_err(|e| RemoteError::BadLocation {
+                url: self.url.clone(),
+                reason: format!("bad object name {name:?}: {e}"),
+            })?;
+        Ok(crate::Blob {
+            location: self.clone(),
+            path: self.prefix.clone().join(part),
+        })
+    }
+
+    /// True when `namespace` has a head (has been created or written).
+    pub fn namespace_exists(&self, namespace: &Namespace) -> Result<bool> {
+        let head = self.path(namespace, "head.json");
+        crate::block_on(crate::blob::exists(self.store.as_ref(), &head))
+    }
+
+    /// The namespaces here that have a head, by name.
+    pub fn list_namespaces(&self) -> Result<Vec<Namespace>> {
+        let root = self.prefix.clone().join("namespaces");
+        let listing = crate::block_on(self.store.list_with_delimiter(Some(&root)))
+            .map_err(storage(format!("listing {root}")))?;
+        let mut out = Vec::new();
+        for dir in listing.common_prefixes {
+            // A directory whose first push never moved a head (a crash between the
+            // pack and the head) is not a namespace.
+            let Some(name) = dir.filename().and_then(|n| Namespace::parse(n).ok()) else {
+                continue;
+            };
+            if self.namespace_exists(&name)? {
+                out.push(name);
+            }
+        }
+        out.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        Ok(out)
+    }
+
+    /// Deletes a namespace: its head first (so no reader is ever sent to a missing
+    /// pack), then its packs. False when it had no head.
+    pub fn delete_namespace(&self, namespace: &Namespace) -> Result<bool> {
+        use futures_util::StreamExt;
+        let head = self.path(namespace, "head.json");
+        if !self.namespace_exists(namespace)? {
+            return Ok(false);
+        }
+        crate::block_on(self.store.delete(&head)).map_err(storage(format!("deleting {head}")))?;
+        let dir = self.path(namespace, "");
+        let store = self.store.clone();
+        crate::block_on(async move {
+            let mut objects = store.list(Some(&dir));
+            while let Some(meta) = objects.next().await {
+                let meta = meta.map_err(storage(format!("listing {dir}")))?;
+                match store.delete(&meta.location).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(storage(format!("deleting {}", meta.location))(e)),
+                }
+            }
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
     /// `<prefix>/namespaces/<name>/<rest>`.
     pub(crate) fn path(&self, namespace: &Namespace, rest: &str) -> ObjectPath {
         let mut p = self.prefix.clone();
         for part in ["namespaces", namespace.as_str()] {
             p = p.join(part);
         }
-        for part in rest.split('/') {
+        for part in rest.split('/').filter(|p| !p.is_empty()) {
             p = p.join(part);
         }
         p

@@ -17,10 +17,10 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use serde::Serialize;
 
-use crate::error::{RemoteError, Result, io, storage};
+use crate::error::{RemoteError, Result, WriteError, io, storage};
 use crate::head::{self, Cas, Fetched, HEAD_FORMAT, Head, PackRef, Versioned};
 use crate::location::{Location, Namespace};
-use crate::pack;
+use crate::{block_on, pack};
 
 /// How many times a write is replayed on a new head before giving up.
 pub const MAX_ATTEMPTS: u32 = 64;
@@ -62,9 +62,9 @@ pub struct Revalidation {
 
 /// What a write through object storage did.
 #[derive(Debug, Clone, Serialize)]
-pub struct Pushed {
-    /// The local write as finally applied (on the head it won against).
-    pub outcome: WriteOutcome,
+pub struct Pushed<T = WriteOutcome> {
+    /// What the write returned as finally applied (on the head it won against).
+    pub outcome: T,
     /// The head generation it created; `None` when the write changed nothing.
     pub generation: Option<u64>,
     /// 1 if the first attempt won; more when the head moved under us and the write was replayed.
@@ -156,9 +156,52 @@ impl RemoteNamespace {
     /// (e.g. `|e| e.remember(req.clone())`); it must be repeatable, because when
     /// another writer moved the head first it runs again on top of the new head.
     /// Returns only once the head names the new commit (the write is acknowledged).
-    pub fn write<F>(&self, write: F) -> Result<Pushed>
+    pub fn write<T, F>(&self, mut write: F) -> Result<Pushed<T>>
     where
-        F: Fn(&Engine) -> gitloom_engine::Result<WriteOutcome>,
+        F: FnMut(&Engine) -> gitloom_engine::Result<T>,
+    {
+        self.write_with(|e| write(e).map_err(RemoteError::from))
+    }
+
+    /// [`RemoteNamespace::write`] for a closure with its own error type: a toolkit
+    /// op's error comes back as itself, not folded into a storage error.
+    pub fn write_with<T, E, F>(&self, write: F) -> Result<Pushed<T>, E>
+    where
+        E: From<RemoteError>,
+        F: FnMut(&Engine) -> Result<T, E>,
+    {
+        self.push(write, New::Create).map_err(E::from)?
+    }
+
+    /// [`RemoteNamespace::write_with`] that never creates the namespace: one deleted
+    /// (or never created) is [`WriteError::NoNamespace`], not silently brought back.
+    pub fn write_existing_with<T, E, F>(&self, write: F) -> Result<Pushed<T>, WriteError<E>>
+    where
+        F: FnMut(&Engine) -> Result<T, E>,
+    {
+        match self.push(write, New::Refuse) {
+            Ok(Ok(p)) => Ok(p),
+            Ok(Err(e)) => Err(WriteError::Op(e)),
+            Err(RemoteError::NoNamespace { .. }) => Err(WriteError::NoNamespace),
+            Err(e) => Err(WriteError::Storage(e)),
+        }
+    }
+
+    /// Creates the namespace (publishes a first, empty commit) if it has no head yet.
+    /// False when it already existed, including when another node created it first.
+    pub fn create(&self) -> Result<bool> {
+        if self.revalidate()?.commit.is_some() {
+            return Ok(false);
+        }
+        let pushed = self.push(|_| Ok::<_, RemoteError>(()), New::Publish)??;
+        Ok(pushed.generation.is_some())
+    }
+
+    /// The write loop. The outer error is storage's; the inner one is `write`'s own,
+    /// returned as soon as it happens.
+    fn push<T, E, F>(&self, mut write: F, new: New) -> Result<Result<Pushed<T>, E>>
+    where
+        F: FnMut(&Engine) -> Result<T, E>,
     {
         let lock = lock(&self.gitloom_dir())?;
         let store = self.engine.store();
@@ -168,6 +211,11 @@ impl RemoteNamespace {
             let (_, known) = self.revalidate_locked()?;
             let base = match &known {
                 Some(v) => Some(parse_id(&v.head.commit, &self.head_path)?),
+                None if new == New::Refuse => {
+                    return Err(RemoteError::NoNamespace {
+                        namespace: self.namespace.to_string(),
+                    });
+                }
                 None => {
                     // A new namespace: start from the same first commit a local store has.
                     store.set_branch(None)?;
@@ -175,8 +223,17 @@ impl RemoteNamespace {
                     None
                 }
             };
-            let before = store.head()?;
-            let outcome = write(&self.engine)?;
+            let before = if new == New::Publish && known.is_none() {
+                None
+            } else {
+                store.head()?
+            };
+            let outcome = match write(&self.engine) {
+                Ok(o) => o,
+                // Anything it committed locally is unpublished; the next
+                // revalidation puts the branch back on the head.
+                Err(e) => return Ok(Err(e)),
+            };
             let Some(tip) = store.head()? else {
                 return Err(RemoteError::Git {
                     command: "write".into(),
@@ -186,12 +243,12 @@ impl RemoteNamespace {
             if Some(tip) == before {
                 // The write changed nothing: no push, nothing to acknowledge (and a
                 // namespace that does not exist yet is not created for it).
-                return Ok(Pushed {
+                return Ok(Ok(Pushed {
                     outcome,
                     generation: None,
                     attempts,
                     pack_bytes: 0,
-                });
+                }));
             }
             let bytes = pack::create(&self.git_dir, tip, base)?;
             let pack_bytes = bytes.len() as u64;
@@ -221,12 +278,12 @@ impl RemoteNamespace {
                 Cas::Won(v) => {
                     self.save_state(Some(&v))?;
                     drop(lock);
-                    return Ok(Pushed {
+                    return Ok(Ok(Pushed {
                         outcome,
                         generation: Some(generation),
                         attempts,
                         pack_bytes,
-                    });
+                    }));
                 }
                 Cas::Lost => {
                     // A retried request may report a conflict with our own success.
@@ -238,12 +295,12 @@ impl RemoteNamespace {
                     {
                         self.save_state(Some(&v))?;
                         drop(lock);
-                        return Ok(Pushed {
+                        return Ok(Ok(Pushed {
                             outcome,
                             generation: Some(generation),
                             attempts,
                             pack_bytes,
-                        });
+                        }));
                     }
                     if attempts >= MAX_ATTEMPTS {
                         return Err(RemoteError::Contended {
@@ -386,6 +443,10 @@ impl RemoteNamespace {
             pack::install(&self.git_dir, &bytes)?;
             pack::maybe_repack(&self.git_dir, MAX_LOCAL_PACKS)?;
         }
+        if !wanted.is_empty() {
+            // Packs came and went under this process's object store.
+            store.reload_objects()?;
+        }
         Ok((wanted.len(), total))
     }
 
@@ -451,6 +512,17 @@ impl RemoteNamespace {
     }
 }
 
+/// What a write does to a namespace that has no head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum New {
+    /// Creates it if the write commits something (the CLI's first write).
+    Create,
+    /// Creates it even with nothing committed (publishes the first commit).
+    Publish,
+    /// Refuses: [`RemoteError::NoNamespace`].
+    Refuse,
+}
+
 /// True when the branch holds just the first commit a new store gets.
 fn only_initial_commit(store: &Store) -> Result<bool> {
     let log = store.log(None, Some(2))?;
@@ -474,9 +546,4 @@ fn lock(gitloom_dir: &Path) -> Result<File> {
         .map_err(io("cannot open the lock", &path))?;
     file.lock().map_err(io("cannot take the lock", &path))?;
     Ok(file)
-}
-
-/// Runs a storage future to completion on the crate's runtime.
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    crate::runtime().block_on(f)
 }

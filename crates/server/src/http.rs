@@ -12,7 +12,7 @@ use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, request::Parts};
 use axum::response::{IntoResponse, Response};
 use gitloom_engine::BUILD;
-use gitloom_toolkit::{Access, OpError};
+use gitloom_toolkit::OpError;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::IntoParams;
@@ -21,7 +21,7 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::jobs::JobError;
-use crate::namespaces::NamespaceError;
+use crate::namespaces::{CallError, NamespaceError};
 
 pub const BUILD_HEADER: &str = "x-gitloom-build";
 
@@ -58,6 +58,8 @@ fn status_of(code: &str) -> StatusCode {
         "invalid_memory" => StatusCode::UNPROCESSABLE_ENTITY,
         "conflict" | "namespace_exists" => StatusCode::CONFLICT,
         "embedding_failed" => StatusCode::BAD_GATEWAY,
+        // The object store failed or the namespace's head is too contended: retry.
+        "storage_unavailable" | "contended" => StatusCode::SERVICE_UNAVAILABLE,
         "internal" => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::BAD_REQUEST,
     }
@@ -72,12 +74,14 @@ impl From<OpError> for ApiError {
 
 impl From<NamespaceError> for ApiError {
     fn from(e: NamespaceError) -> ApiError {
-        let code = match &e {
-            NamespaceError::InvalidName(_) => "invalid_name",
-            NamespaceError::NotFound(_) => "namespace_not_found",
-            NamespaceError::Exists(_) => "namespace_exists",
-            NamespaceError::Engine { .. } | NamespaceError::Io(_) => "internal",
-        };
+        let code = e.code();
+        ApiError::new(status_of(code), code, e.to_string())
+    }
+}
+
+impl From<CallError> for ApiError {
+    fn from(e: CallError) -> ApiError {
+        let code = e.code();
         ApiError::new(status_of(code), code, e.to_string())
     }
 }
@@ -197,14 +201,7 @@ pub async fn run_op(
     let (account, namespace) = (account.to_owned(), namespace.to_owned());
     tokio::task::spawn_blocking(move || {
         let ns = namespaces.get(&account, &namespace)?;
-        let out = match op.access {
-            Access::Read => op.call(ns.reader(), params),
-            Access::Write => {
-                let engine = ns.writer.lock().unwrap_or_else(|p| p.into_inner());
-                op.call(&engine, params)
-            }
-        };
-        out.map_err(ApiError::from)
+        ns.call(op, params).map_err(ApiError::from)
     })
     .await
     .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
@@ -453,14 +450,7 @@ pub async fn start_job(
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
         })??;
     let job = state.jobs.spawn(account, ns, op, move || {
-        let out = match found.access {
-            Access::Read => found.call(handle.reader(), params),
-            Access::Write => {
-                let engine = handle.writer.lock().unwrap_or_else(|p| p.into_inner());
-                found.call(&engine, params)
-            }
-        };
-        out.map_err(|e| JobError {
+        handle.call(found, params).map_err(|e| JobError {
             code: e.code().to_owned(),
             message: e.to_string(),
         })

@@ -8,6 +8,9 @@
 //! Isolation is enforced below the HTTP layer: a namespace directory is derived only
 //! from the authenticated account and a validated name (`namespaces.rs`).
 //!
+//! With [`ServerConfig::storage`] the accounts and namespaces live in object storage
+//! (gitloom-remote) and the node keeps only caches: several nodes serve one bucket.
+//!
 //! Not here: what an op does (`gitloom-toolkit`, `gitloom-engine`), argument parsing
 //! (`gitloom` binary).
 #![forbid(unsafe_code)]
@@ -24,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use gitloom_engine::EngineOptions;
+use gitloom_remote::Location;
 
 pub use accounts::{AccountError, Accounts, NewKey};
 pub use ratelimit::RateLimit;
@@ -42,6 +46,9 @@ pub struct ServerConfig {
     pub mcp: bool,
     /// Reader engines per open namespace: how many reads of one namespace run at once.
     pub readers: usize,
+    /// Object storage holding the accounts and every namespace (`--storage`); `data`
+    /// then holds only this node's caches, and any number of nodes may share it.
+    pub storage: Option<Location>,
 }
 
 impl ServerConfig {
@@ -53,6 +60,7 @@ impl ServerConfig {
             rate: RateLimit::default(),
             mcp: false,
             readers: namespaces::DEFAULT_READERS,
+            storage: None,
         }
     }
 }
@@ -73,11 +81,15 @@ pub struct AppState {
 impl AppState {
     pub fn new(config: &ServerConfig) -> Result<AppState, AccountError> {
         Ok(AppState {
-            accounts: Arc::new(Accounts::open(&config.data)?),
+            accounts: Arc::new(match &config.storage {
+                Some(location) => Accounts::open_remote(location)?,
+                None => Accounts::open(&config.data)?,
+            }),
             namespaces: Arc::new(namespaces::Namespaces::new(
                 &config.data,
                 config.engine.clone(),
                 config.readers,
+                config.storage.clone(),
             )),
             jobs: Arc::new(jobs::Jobs::default()),
             limiter: Arc::new(ratelimit::Limiter::new(config.rate)),

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use gitloom_engine::{BUILD, Engine};
+use gitloom_remote::Storage;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -15,15 +16,22 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-/// An MCP server over one store.
+/// An MCP server over one store (a local one, or a namespace in object storage).
 #[derive(Clone)]
 pub struct McpServer {
-    engine: Arc<Engine>,
+    storage: Arc<Storage>,
 }
 
 impl McpServer {
-    pub fn new(engine: Arc<Engine>) -> McpServer {
-        McpServer { engine }
+    pub fn new(storage: Storage) -> McpServer {
+        McpServer {
+            storage: Arc::new(storage),
+        }
+    }
+
+    /// Over a local store.
+    pub fn local(engine: Engine) -> McpServer {
+        McpServer::new(Storage::Local(Box::new(engine)))
     }
 
     /// The tool list, from the toolkit's op list.
@@ -101,11 +109,14 @@ impl ServerHandler for McpServer {
             ));
         }
         let params = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let engine = self.engine.clone();
-        let outcome =
-            tokio::task::spawn_blocking(move || gitloom_toolkit::call(&engine, &name, params))
-                .await
-                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let storage = self.storage.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let op = gitloom_toolkit::find(&name)
+                .ok_or_else(|| gitloom_toolkit::OpError::UnknownOp(name.clone()))?;
+            crate::namespaces::call_on(&storage, op, params)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let result = match outcome {
             Ok(v) => tool_result(v),
             Err(e) => tool_error(e.code(), &e.to_string()),

@@ -1,8 +1,6 @@
 //! A real MCP client session (rmcp's client) against the server over an in-process
 //! duplex pipe: initialize, list tools, remember, retrieve, an error.
 
-use std::sync::Arc;
-
 use gitloom_engine::{EmbedderChoice, Engine, EngineOptions};
 use gitloom_server::mcp::McpServer;
 use rmcp::ServiceExt;
@@ -29,7 +27,7 @@ async fn client_session_remember_retrieve_and_an_error() {
     .expect("store");
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let server = tokio::spawn(async move {
-        let running = McpServer::new(Arc::new(engine))
+        let running = McpServer::local(engine)
             .serve(server_io)
             .await
             .expect("server initialised");

@@ -47,7 +47,8 @@ pub const INIT_MESSAGE: &str = "init: gitloom store";
 
 /// A gitloom store: one git repository. `Send + Sync`; share it with an `Arc`.
 pub struct Store {
-    repo: gix::ThreadSafeRepository,
+    /// Replaced by [`Store::reload_objects`] after another process changed the packs.
+    repo: std::sync::RwLock<gix::ThreadSafeRepository>,
     /// Work tree root, or the git dir for a bare repository.
     root: PathBuf,
     bare: bool,
@@ -104,11 +105,36 @@ impl Store {
             Some(w) => (w.to_owned(), false),
             None => (repo.git_dir().to_owned(), true),
         };
-        Store { repo, root, bare }
+        Store {
+            repo: std::sync::RwLock::new(repo),
+            root,
+            bare,
+        }
+    }
+
+    /// Re-opens the repository so objects in packs written by another process since
+    /// (`git index-pack`, `git repack`) are found. gix's object store follows new
+    /// packs by refreshing on a miss, but it gives each pack index it ever saw a
+    /// slot, sized when the repository is opened; a long-lived process whose packs
+    /// come and go (a server's mirror fetching, `gc` repacking) runs out of slots and
+    /// then misses objects that are on disk. Re-opening starts a fresh slot table.
+    /// Call it after changing packs from outside; cheap (config and refs are read).
+    pub fn reload_objects(&self) -> Result<(), StoreError> {
+        let dir = self.root.clone();
+        let fresh =
+            gix::ThreadSafeRepository::open(&dir).map_err(|e| StoreError::NotARepository {
+                dir,
+                cause: error::chain(&e),
+            })?;
+        *self.repo.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        Ok(())
     }
 
     pub(crate) fn repo(&self) -> gix::Repository {
-        self.repo.to_thread_local()
+        self.repo
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .to_thread_local()
     }
 
     /// The work tree root (or the git dir if the repository is bare).

@@ -46,7 +46,7 @@ impl Store {
 
     /// The repository's git directory (`.git`, or the root of a bare repository).
     pub fn git_dir(&self) -> PathBuf {
-        self.repo.git_dir().to_owned()
+        self.repo().git_dir().to_owned()
     }
 
     /// True if the object database holds `id` (loose or in any pack, including packs
