@@ -16,6 +16,7 @@
 //! (`gitloom-model`), argument parsing or output formatting (front-ends).
 #![forbid(unsafe_code)]
 
+pub mod asked;
 mod consolidate;
 mod doctor;
 mod engine;

@@ -122,6 +122,10 @@ pub struct RetrieveConfig {
     /// distinct query terms matched (or all of them did): one shared word ("type" in
     /// "what is my blood type") is no answer.
     pub lexical_min_terms: usize,
+    /// Answer-type check (`asked.rs`): a question asking for a price needs a memory
+    /// stating an amount of money, one asking for "X's husband" a memory naming a
+    /// husband (or spouse, wife, ...); other hits are not evidence.
+    pub answer_type: bool,
 }
 
 impl RetrieveConfig {
@@ -208,6 +212,7 @@ impl Default for RetrieveConfig {
             entity_anchor: 0.5,
             anchor_cue: 0.8,
             lexical_min_terms: 2,
+            answer_type: true,
         }
     }
 }
@@ -696,6 +701,11 @@ impl Engine {
         let t = Instant::now();
         let head_keys: Vec<String> = fused.iter().take(head).map(|f| f.key.clone()).collect();
         let mut details = index.lexical_details(&req.query, &head_keys)?;
+        let demands = if cfg.answer_type {
+            crate::asked::demands(&req.query)
+        } else {
+            Vec::new()
+        };
         let mut hits = Vec::new();
         let mut evidence_paths: Vec<String> = Vec::new();
         for f in fused.iter().take(head) {
@@ -744,6 +754,20 @@ impl Engine {
                         .or_default()
                         .push("unanchored".to_owned());
                 } else {
+                    continue;
+                }
+            }
+            if !demands.is_empty() {
+                // Only for the rare question with a demand: its text is read here.
+                let text = index
+                    .file(&f.key)?
+                    .map(|r| format!("{}\n{}\n{}", r.title, r.cues.join("\n"), r.body))
+                    .unwrap_or_default();
+                if let Some(unmet) = demands.iter().find(|d| !d.met_by(&text)) {
+                    applied
+                        .entry(f.key.clone())
+                        .or_default()
+                        .push(format!("lacks {}", unmet.label()));
                     continue;
                 }
             }
