@@ -23,7 +23,15 @@ const RELATIONS: &[&[&str]] = &[
         "wedding",
     ],
     &[
-        "kids", "kid", "children", "child", "son", "sons", "daughter", "daughters", "baby",
+        "kids",
+        "kid",
+        "children",
+        "child",
+        "son",
+        "sons",
+        "daughter",
+        "daughters",
+        "baby",
         "babies",
     ],
     &[
@@ -33,10 +41,21 @@ const RELATIONS: &[&[&str]] = &[
         "brother", "brothers", "sister", "sisters", "sibling", "siblings",
     ],
     &[
-        "boyfriend", "girlfriend", "partner", "fiance", "fiancé", "fiancee", "fiancée",
+        "boyfriend",
+        "girlfriend",
+        "partner",
+        "fiance",
+        "fiancé",
+        "fiancee",
+        "fiancée",
     ],
     &[
-        "grandma", "grandmother", "grandpa", "grandfather", "grandparents", "grandparent",
+        "grandma",
+        "grandmother",
+        "grandpa",
+        "grandfather",
+        "grandparents",
+        "grandparent",
     ],
     &[
         "aunt", "uncle", "cousin", "cousins", "niece", "nephew", "in-law", "in-laws",
@@ -64,7 +83,7 @@ pub enum Demand {
 }
 
 impl Demand {
-    /// Whether `text` (a memory's title, cues and body) meets the demand.
+    /// Whether `text` (a memory's title, summary, cues and body) meets the demand.
     pub fn met_by(&self, text: &str) -> bool {
         match self {
             Demand::Price => has_money(text),
@@ -93,15 +112,20 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|w| !w.is_empty())
 }
 
-/// A currency sign next to a digit ("$1,200", "€ 40", "40€"), or a currency word.
+/// A currency sign next to a digit, either side, at most one space between ("$1,200",
+/// "€ 40", "1,380 €", "40€"), or a currency word.
 fn has_money(text: &str) -> bool {
     let chars: Vec<char> = text.chars().collect();
+    let digit_at = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_some_and(char::is_ascii_digit)
+    };
     let signed = chars.iter().enumerate().any(|(i, c)| {
         CURRENCY_SIGNS.contains(c)
-            && (chars.get(i + 1).is_some_and(char::is_ascii_digit)
-                || (chars.get(i + 1) == Some(&' ')
-                    && chars.get(i + 2).is_some_and(char::is_ascii_digit))
-                || (i > 0 && chars[i - 1].is_ascii_digit()))
+            && (digit_at(Some(i + 1))
+                || (chars.get(i + 1) == Some(&' ') && digit_at(Some(i + 2)))
+                || digit_at(i.checked_sub(1))
+                || (i >= 2 && chars[i - 1] == ' ' && digit_at(Some(i - 2))))
     });
     signed || words(text).any(|w| CURRENCY_WORDS.contains(&w.as_str()))
 }
@@ -112,11 +136,15 @@ pub fn demands(query: &str) -> Vec<Demand> {
     let tokens: Vec<String> = words(&lower).collect();
     let mut out = Vec::new();
     let how_much = lower.contains("how much");
+    // "who pays my salary" asks for a payer, not an amount.
+    let asks_other = tokens.first().is_some_and(|t| {
+        ["who", "whom", "whose", "where", "when", "which", "why"].contains(&t.as_str())
+    });
     let price = tokens.iter().any(|t| PRICE_NOUNS.contains(&t.as_str()))
         || (how_much && tokens.iter().any(|t| PRICE_VERBS.contains(&t.as_str())))
         || lower.contains("what did i pay")
         || lower.contains("what does it cost");
-    if price && !lower.contains("how many") {
+    if price && !asks_other && !lower.contains("how many") {
         out.push(Demand::Price);
     }
     // "X's R": the relation after a possessive (not "my R": "where does my sister
@@ -161,6 +189,8 @@ mod tests {
             assert!(!demands(q).contains(&Demand::Price), "{q}");
         }
         assert!(Demand::Price.met_by("Paid $1,999 at launch."));
+        assert!(Demand::Price.met_by("Rent is 1,380 € a month"));
+        assert!(demands("who pays my salary").is_empty());
         assert!(Demand::Price.met_by("it was 40 € in the end") || has_money("40€"));
         assert!(Demand::Price.met_by("about two hundred dollars"));
         assert!(!Demand::Price.met_by("Costs roughly 5-8 % throughput at 450 W."));

@@ -761,7 +761,10 @@ impl Engine {
                 // Only for the rare question with a demand: its text is read here.
                 let text = index
                     .file(&f.key)?
-                    .map(|r| format!("{}\n{}\n{}", r.title, r.cues.join("\n"), r.body))
+                    .map(|r| {
+                        let summary = r.summary.unwrap_or_default();
+                        format!("{}\n{summary}\n{}\n{}", r.title, r.cues.join("\n"), r.body)
+                    })
                     .unwrap_or_default();
                 if let Some(unmet) = demands.iter().find(|d| !d.met_by(&text)) {
                     applied

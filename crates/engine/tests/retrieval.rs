@@ -92,6 +92,24 @@ fn probe_behaviours_with_minilm() {
         bruno.hits.iter().map(|h| &h.path).collect::<Vec<_>>()
     );
 
+    // The answer type: the card's memory has no price, the sister's no husband.
+    for q in [
+        "how much did my rtx 5090 cost",
+        "what's my sister's husband called",
+    ] {
+        let r = engine.retrieve(&RetrieveRequest::new(q)).expect("retrieve");
+        assert!(
+            r.abstained,
+            "{q}: {:?}",
+            r.hits.iter().map(|h| &h.path).collect::<Vec<_>>()
+        );
+    }
+    // ...while a price that is there ("1,380 €") is found.
+    assert_eq!(
+        top(&engine, "how much rent do i pay", 1),
+        ["facts/home/rent.md"]
+    );
+
     let kyoto = engine
         .retrieve(&RetrieveRequest::new("who lives in kyoto"))
         .expect("retrieve");
