@@ -21,22 +21,7 @@ mkdir -p "$NS"
 PID=$!
 for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/healthz" > /dev/null && break; sleep 0.1; done
 # 100 queries: the first cue of 100 memories picked with a fixed seed.
-python3 - "$W" <<'PY'
-import glob, random, re, sys, urllib.parse
-w = sys.argv[1]
-random.seed(7)
-files = sorted(glob.glob(f"{w}/corpus/**/*.md", recursive=True))
-qs = []
-for f in random.sample(files, 200):
-    m = re.search(r"cues:\n  - (.*)\n", open(f).read())
-    if m:
-        qs.append(m.group(1))
-qs = qs[:100]
-open(f"{w}/queries.lua", "w").write(
-    "local qs = {" + ",".join('"%s"' % urllib.parse.quote(q) for q in qs) + "}\n"
-    "local i = 0\nrequest = function()\n  i = i % #qs + 1\n"
-    '  return wrk.format("GET", "/v1/namespaces/bench/retrieve?limit=10&q=" .. qs[i])\nend\n')
-PY
+python3 "$(dirname "$0")/bench_queries.py" "$W" bench
 # Warm the namespace (open its engines) before measuring.
 curl -sf -H "Authorization: Bearer $KEY" "127.0.0.1:$PORT/v1/namespaces/bench/retrieve?q=warm" > /dev/null
 echo "== retrieve (rotating 100 queries), 10k memories, embedder=$EMBEDDER"

@@ -42,22 +42,7 @@ serve 18301 "$W/node1" --storage "$URL"
 serve 18302 "$W/node2" --storage "$URL"
 serve 18303 "$W/local"
 
-python3 - "$W" <<'PY'
-import glob, random, re, sys, urllib.parse
-w = sys.argv[1]
-random.seed(7)
-files = sorted(glob.glob(f"{w}/corpus/**/*.md", recursive=True))
-qs = []
-for f in random.sample(files, 200):
-    m = re.search(r"cues:\n  - (.*)\n", open(f).read())
-    if m:
-        qs.append(m.group(1))
-qs = qs[:100]
-open(f"{w}/queries.lua", "w").write(
-    "local qs = {" + ",".join('"%s"' % urllib.parse.quote(q) for q in qs) + "}\n"
-    "local i = 0\nrequest = function()\n  i = i % #qs + 1\n"
-    '  return wrk.format("GET", "/v1/namespaces/big/retrieve?limit=10&q=" .. qs[i])\nend\n')
-PY
+python3 "$(dirname "$0")/bench_queries.py" "$W" big
 
 echo "== cold start: first request for the $SIZE-memory namespace on a node that never saw it"
 curl -s -o /dev/null -w "node1 first retrieve: %{time_total} s\n" -H "Authorization: Bearer $KEY" \

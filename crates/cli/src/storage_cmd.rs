@@ -187,17 +187,7 @@ pub fn run(cli: &Cli, url: &str) -> Result<()> {
             }
         }
         Command::Mcp => crate::serve_cmd::mcp_on(storage)?,
-        Command::Model(_)
-        | Command::Synth { .. }
-        | Command::Eval(_)
-        | Command::Admin(_)
-        | Command::Ingest(_)
-        | Command::Gc(_)
-        | Command::Doctor
-        | Command::Consolidate(_)
-        | Command::Serve(_) => {
-            unreachable!("`applies` keeps these on their own path")
-        }
+        other => unreachable!("`applies` keeps {other:?} on its own path"),
     }
     Ok(())
 }

@@ -529,15 +529,41 @@ fn cold_log(s3: &S3, cache: &Path, account: &str, namespace: &str) -> Vec<String
         .collect()
 }
 
-#[test]
-fn serve_nodes_over_one_bucket_share_accounts_namespaces_and_writes() {
-    let Some(s3) = s3("serve-nodes") else { return };
+/// A fresh prefix with account `acme` (its key) and `n` serve nodes over it, whose
+/// data directories are `dir/node<i>`.
+struct Cluster {
+    s3: S3,
+    dir: tempfile::TempDir,
+    key: String,
+    nodes: Vec<ServeNode>,
+}
+
+fn cluster(test: &str, n: usize) -> Option<Cluster> {
+    let s3 = s3(test)?;
     let dir = tempfile::tempdir().expect("tempdir");
     let key = admin(&s3, &dir.path().join("admin"), "create-account", "acme");
-    let nodes: Vec<ServeNode> = ["a", "b", "c"]
-        .iter()
-        .map(|n| serve_node(&s3, &dir.path().join(n)))
+    let nodes = (0..n)
+        .map(|i| serve_node(&s3, &dir.path().join(format!("node{i}"))))
         .collect();
+    Some(Cluster {
+        s3,
+        dir,
+        key,
+        nodes,
+    })
+}
+
+#[test]
+fn serve_nodes_over_one_bucket_share_accounts_namespaces_and_writes() {
+    let Some(Cluster {
+        s3,
+        dir,
+        key,
+        nodes,
+    }) = cluster("serve-nodes", 3)
+    else {
+        return;
+    };
     let (a, b, c) = (&nodes[0].base, &nodes[1].base, &nodes[2].base);
     let agent = agent();
     let create = serde_json::json!({"name": "notes"});
@@ -724,13 +750,15 @@ fn serve_nodes_over_one_bucket_share_accounts_namespaces_and_writes() {
 
 #[test]
 fn eight_writers_across_three_serve_nodes_lose_nothing() {
-    let Some(s3) = s3("serve-eight") else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let key = admin(&s3, &dir.path().join("admin"), "create-account", "acme");
-    let nodes: Vec<ServeNode> = ["a", "b", "c"]
-        .iter()
-        .map(|n| serve_node(&s3, &dir.path().join(n)))
-        .collect();
+    let Some(Cluster {
+        s3,
+        dir,
+        key,
+        nodes,
+    }) = cluster("serve-eight", 3)
+    else {
+        return;
+    };
     let agent = agent();
     expect(
         http(
@@ -805,12 +833,18 @@ fn eight_writers_across_three_serve_nodes_lose_nothing() {
 
 #[test]
 fn a_serve_node_killed_mid_write_loses_no_acknowledged_write() {
-    let Some(s3) = s3("serve-killed") else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let key = admin(&s3, &dir.path().join("admin"), "create-account", "acme");
-    let victim_dir = dir.path().join("victim");
-    let mut victim = serve_node(&s3, &victim_dir);
-    let steady = serve_node(&s3, &dir.path().join("steady"));
+    let Some(Cluster {
+        s3,
+        dir,
+        key,
+        mut nodes,
+    }) = cluster("serve-killed", 2)
+    else {
+        return;
+    };
+    let victim_dir = dir.path().join("node0");
+    let steady = nodes.pop().expect("two nodes");
+    let mut victim = nodes.pop().expect("two nodes");
     let agent = agent();
     expect(
         http(
