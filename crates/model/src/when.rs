@@ -73,7 +73,10 @@ impl fmt::Display for When {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             When::Date(d) => write!(f, "{d}"),
-            When::Instant(t) => write!(f, "{}", t.strftime("%Y-%m-%dT%H:%M:%SZ")),
+            // Fractional seconds only when there are any (`%.f`): dropping them
+            // changed `…:07.3Z` (or `…:07,30`) into `…:07Z` in a round trip (found
+            // by the memory_parse fuzzer, input kept in its corpus).
+            When::Instant(t) => write!(f, "{}", t.strftime("%Y-%m-%dT%H:%M:%S%.fZ")),
         }
     }
 }
@@ -84,9 +87,19 @@ mod tests {
 
     #[test]
     fn both_forms_round_trip() {
-        for s in ["2026-07-30", "2026-07-30T10:00:00Z"] {
+        for s in [
+            "2026-07-30",
+            "2026-07-30T10:00:00Z",
+            "2026-07-30T10:00:07.3Z",
+            "2026-07-30T10:00:07.000000001Z",
+        ] {
             assert_eq!(When::parse(s).expect("valid").to_string(), s);
         }
+        // A comma as the decimal sign (ISO 8601) reads as the same instant and is
+        // written with a dot.
+        let comma = When::parse("2026-07-30T10:00:07,30Z").expect("valid");
+        assert_eq!(comma.to_string(), "2026-07-30T10:00:07.3Z");
+        assert_eq!(When::parse(&comma.to_string()), Ok(comma));
         assert_eq!(
             When::parse("2026-07-30T12:00:00+02:00")
                 .expect("valid")
