@@ -122,6 +122,10 @@ pub struct RetrieveConfig {
     /// distinct query terms matched (or all of them did): one shared word ("type" in
     /// "what is my blood type") is no answer.
     pub lexical_min_terms: usize,
+    /// The lexical arm's weight in fusion is multiplied by this for a question that
+    /// asks for advice (`shape::seeks_advice`); its raw scores still count as
+    /// evidence. 1 disables; the default 0 ranks such a question by meaning alone.
+    pub advice_lexical: f64,
     /// Answer-type check (`asked.rs`): a question asking for a price needs a memory
     /// stating an amount of money, one asking for "X's husband" a memory naming a
     /// husband (or spouse, wife, ...); other hits are not evidence.
@@ -212,6 +216,7 @@ impl Default for RetrieveConfig {
             entity_anchor: 0.5,
             anchor_cue: 0.8,
             lexical_min_terms: 2,
+            advice_lexical: 0.0,
             answer_type: true,
         }
     }
@@ -503,7 +508,11 @@ impl Engine {
             .collect();
         arms.push(ArmList {
             name: "lexical",
-            weight: cfg.weights.lexical,
+            weight: if crate::shape::seeks_advice(&req.query) {
+                cfg.weights.lexical * cfg.advice_lexical
+            } else {
+                cfg.weights.lexical
+            },
             items: lexical.iter().map(|h| (h.path.clone(), h.score)).collect(),
         });
         timings.insert("lexical".to_owned(), ms(t));

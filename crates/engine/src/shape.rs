@@ -174,6 +174,30 @@ const INTERROGATIVES: &[&str] = &[
 
 /// Classifies a query. Rules are checked from the most specific to the least; the
 /// first that matches wins, and `Lookup` is the default.
+/// Whether the question asks for advice or suggestions ("can you suggest…", "any
+/// ideas…", "what should I…"). Such a question describes the asker's situation in
+/// other words than the memory that answers it, and shares mostly generic words
+/// ("some", "suggest", "ways") with everything else, so the read path ranks it by
+/// meaning rather than by word overlap (`RetrieveConfig::advice_lexical`).
+pub fn seeks_advice(query: &str) -> bool {
+    let ws = words(query);
+    let advice = [
+        "suggest",
+        "suggestion",
+        "suggestions",
+        "recommend",
+        "recommendation",
+        "recommendations",
+        "advice",
+        "ideas",
+        "tips",
+    ];
+    // Addressed to the assistant ("can you suggest", "any ideas?"), not a question
+    // about advice someone gave ("what did Caroline recommend to Melanie").
+    let asked = has(&ws, "you") || advice.iter().any(|w| has_seq(&ws, &["any", w]));
+    (asked && advice.iter().any(|w| has(&ws, w))) || has_seq(&ws, &["what", "should", "i"])
+}
+
 pub fn classify(query: &str) -> Shape {
     let ws = words(query);
     if ws.is_empty() {
@@ -278,6 +302,28 @@ pub fn classify(query: &str) -> Shape {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn advice_questions() {
+        for q in [
+            "Can you suggest some activities that I can do in the evening?",
+            "I've been thinking about ways to stay connected with my colleagues. Any suggestions?",
+            "Do you have any ideas on how I can get unstuck?",
+            "what should i cook tonight",
+        ] {
+            assert!(seeks_advice(q), "{q}");
+        }
+        for q in [
+            "where do i work",
+            "how do i limit my gpu power",
+            "who is bruno",
+            "What book did Caroline recommend to Melanie?",
+            "How often does Audrey meet up with other dog owners for tips and playdates?",
+        ] {
+            assert!(!seeks_advice(q), "{q}");
+        }
+    }
 
     #[test]
     fn the_reference_point_is_what_follows_before_or_after() {
