@@ -343,8 +343,6 @@ mod tests {
         assert!(temporal_reference("how long since I moved to Berlin").is_empty());
     }
 
-    use super::*;
-
     #[test]
     fn past_questions() {
         assert!(asks_about_past("where did i work before"));
