@@ -102,12 +102,10 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     let json = cli.json;
-    if let Some(url) = &cli.storage
-        && storage_cmd::applies(&cli.command)
-    {
-        return storage_cmd::run(&cli, url);
-    }
     match &cli.command {
+        Command::Init { .. } if cli.storage.is_some() => {
+            bail!("a namespace in object storage needs no init: its first write creates it");
+        }
         Command::Init { dir } => {
             let dir = dir.clone().unwrap_or_else(|| repo_dir(&cli));
             let options = model_cmd::engine_options(&cli)?;
@@ -123,38 +121,36 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Write { path, message } => {
-            let engine = open(&cli)?;
             let mut content = Vec::new();
             std::io::stdin()
                 .read_to_end(&mut content)
                 .context("cannot read the memory from stdin")?;
-            let out = engine.write(path, &content, message.clone())?;
-            flush_warnings(&engine);
+            let storage = open_storage(&cli)?;
+            let out = storage.write(|e| e.write(path, &content, message.clone()))?;
+            flush_warnings(storage.engine());
             render::write_outcome(&out, json)?;
         }
         Command::Forget { path } => {
-            let engine = open(&cli)?;
-            let out = engine.delete(path)?;
+            let out = open_storage(&cli)?.write(|e| e.delete(path))?;
             render::write_outcome(&out, json)?;
         }
         Command::Remember(args) => {
-            let engine = open(&cli)?;
             let req = remember_request(args)?;
-            let out = engine.remember(req)?;
-            flush_warnings(&engine);
+            let storage = open_storage(&cli)?;
+            let out = storage.write(|e| e.remember(req.clone()))?;
+            flush_warnings(storage.engine());
             render::write_outcome(&out, json)?;
         }
         Command::Import { src } => {
-            let engine = open(&cli)?;
-            let out = engine
-                .import_dir(src)
+            let storage = open_storage(&cli)?;
+            let out = storage
+                .write(|e| e.import_dir(src))
                 .with_context(|| format!("import from {} failed", src.display()))?;
-            flush_warnings(&engine);
+            flush_warnings(storage.engine());
             render::write_outcome(&out, json)?;
         }
         Command::Get { path, at } => {
-            let engine = open(&cli)?;
-            let got = engine.get(path, at.as_deref())?;
+            let got = open_storage(&cli)?.read(|e| e.get(path, at.as_deref()))?;
             if json {
                 print_json(&got)?;
             } else {
@@ -162,8 +158,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Log { path, limit } => {
-            let engine = open(&cli)?;
-            let entries = engine.log(path.as_deref(), *limit)?;
+            let entries = open_storage(&cli)?.read(|e| e.log(path.as_deref(), *limit))?;
             if json {
                 print_json(&entries)?;
             } else {
@@ -178,8 +173,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Tree { topic } => {
-            let engine = open(&cli)?;
-            let listing = engine.tree(topic.as_deref())?;
+            let listing = open_storage(&cli)?.read(|e| e.tree(topic.as_deref()))?;
             if json {
                 print_json(&listing)?;
             } else {
@@ -187,13 +181,15 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Topics => {
-            let engine = open(&cli)?;
-            let topics = engine.topics()?;
+            let topics = open_storage(&cli)?.read(|e| e.topics())?;
             if json {
                 print_json(&topics)?;
             } else {
                 render::topics(&topics)?;
             }
+        }
+        Command::Sync if cli.storage.is_some() => {
+            storage_cmd::sync(&open_storage(&cli)?, json)?;
         }
         Command::Sync => {
             let engine = open(&cli)?;
@@ -206,14 +202,14 @@ fn run(cli: Cli) -> Result<()> {
             render::sync(&report, json)?;
         }
         Command::Rebuild => {
-            let engine = open(&cli)?;
-            let report = engine.rebuild()?;
-            flush_warnings(&engine);
+            // Through --storage this rebuilds this machine's index (a cache), not the namespace.
+            let storage = open_storage(&cli)?;
+            let report = storage.read(|e| e.rebuild())?;
+            flush_warnings(storage.engine());
             render::sync(&report, json)?;
         }
         Command::Stats => {
-            let engine = open(&cli)?;
-            let stats = engine.stats()?;
+            let stats = open_storage(&cli)?.read(|e| e.stats())?;
             if json {
                 print_json(&stats)?;
             } else {
@@ -221,8 +217,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Entity { name } => {
-            let engine = open(&cli)?;
-            let rows = engine.entity(name)?;
+            let rows = open_storage(&cli)?.read(|e| e.entity(name))?;
             if json {
                 print_json(&serde_json::json!({"name": name, "mentions": rows}))?;
             } else if rows.is_empty() {
@@ -235,8 +230,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Search(q) => {
-            let engine = open(&cli)?;
-            let hits = engine.search(&q.request(false))?;
+            let hits = open_storage(&cli)?.read(|e| e.search(&q.request(false)))?;
             if json {
                 print_json(
                     &serde_json::json!({"query": q.query, "hits": hits, "build": gitloom_engine::BUILD}),
@@ -246,8 +240,8 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Retrieve(q) => {
-            let engine = open(&cli)?;
-            let r = engine.retrieve_at(&q.request(q.explain), q.at.as_deref())?;
+            let r = open_storage(&cli)?
+                .read(|e| e.retrieve_at(&q.request(q.explain), q.at.as_deref()))?;
             for w in &r.warnings {
                 eprintln!("warning: {w}");
             }
@@ -275,9 +269,10 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Embed => {
-            let engine = open(&cli)?;
-            let stats = engine.embed_pending()?;
-            flush_warnings(&engine);
+            let storage = open_storage(&cli)?;
+            let stats = storage.read(|e| e.embed_pending())?;
+            let engine = storage.engine();
+            flush_warnings(engine);
             if json {
                 print_json(
                     &serde_json::json!({"embedded": stats.embedded, "cached": stats.cached, "model": engine.embedder_id()}),
@@ -297,7 +292,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Consolidate(args) => maint_cmd::consolidate(&cli, args)?,
         Command::Eval(cmd) => eval_cmd::run(cmd, &cli)?,
         Command::Ingest(args) => ingest_cmd::run(args, &cli)?,
-        Command::Mcp => serve_cmd::mcp(&cli)?,
+        Command::Mcp => serve_cmd::mcp_on(open_storage(&cli)?)?,
         Command::Serve(args) => serve_cmd::serve(&cli, args)?,
         Command::Admin(args) => serve_cmd::admin(&cli, args)?,
     }

@@ -89,12 +89,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// `gitloom mcp`: MCP over stdin/stdout on the store at --repo.
-pub fn mcp(cli: &Cli) -> Result<()> {
-    mcp_on(Storage::Local(Box::new(crate::open(cli)?)))
-}
-
-/// MCP over stdin/stdout on a store (`--storage`: a namespace in object storage).
+/// `gitloom mcp`: MCP over stdin/stdout on a store (`--repo`, or with `--storage` a
+/// namespace in object storage).
 pub fn mcp_on(storage: Storage) -> Result<()> {
     let server = gitloom_server::mcp::McpServer::new(storage);
     runtime()?.block_on(server.serve_stdio())?;

@@ -1,193 +1,34 @@
-//! `--storage s3://bucket/prefix`: the same commands over a namespace kept in object
-//! storage. The local copy is a cache (a bare mirror under
+//! `--storage s3://bucket/prefix`: opening a namespace kept in object storage, which
+//! every store command then reads and writes through `gitloom_remote::Storage` like a
+//! local store (`crate::open_storage`). The local copy is a cache (a bare mirror under
 //! `$XDG_CACHE_HOME/gitloom/remote/`); every command revalidates it against the
 //! namespace's head first, and a write returns only once the head names it.
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use gitloom_remote::{Location, Namespace, RemoteNamespace, Storage};
 
-use crate::cli::{Cli, Command};
-use crate::render::{self, outln};
+use crate::cli::Cli;
+use crate::render::outln;
 use crate::{flush_warnings, print_json};
 
-/// True for the commands handled here. The others run as usual: `model`, `synth` and
-/// `eval` need no store, and `ingest`, `gc`, `doctor`, `consolidate`, `serve` and
-/// `admin` open `--storage` themselves (`crate::open_storage`, the server's config).
-pub fn applies(command: &Command) -> bool {
-    !matches!(
-        command,
-        Command::Model(_)
-            | Command::Synth { .. }
-            | Command::Eval(_)
-            | Command::Admin(_)
-            | Command::Ingest(_)
-            | Command::Gc(_)
-            | Command::Doctor
-            | Command::Consolidate(_)
-            | Command::Serve(_)
-    )
-}
-
-/// Runs a store command through `--storage`.
-pub fn run(cli: &Cli, url: &str) -> Result<()> {
-    let json = cli.json;
-    if matches!(cli.command, Command::Init { .. }) {
-        bail!("a namespace in object storage needs no init: its first write creates it");
-    }
-    let storage = open(cli, url)?;
-    match &cli.command {
-        Command::Write { path, message } => {
-            let mut content = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut content)
-                .context("cannot read the memory from stdin")?;
-            let out = storage.write(|e| e.write(path, &content, message.clone()))?;
-            flush_warnings(storage.engine());
-            render::write_outcome(&out, json)?;
-        }
-        Command::Forget { path } => {
-            let out = storage.write(|e| e.delete(path))?;
-            render::write_outcome(&out, json)?;
-        }
-        Command::Remember(args) => {
-            let req = crate::remember_request(args)?;
-            let out = storage.write(|e| e.remember(req.clone()))?;
-            flush_warnings(storage.engine());
-            render::write_outcome(&out, json)?;
-        }
-        Command::Import { src } => {
-            let out = storage
-                .write(|e| e.import_dir(src))
-                .with_context(|| format!("import from {} failed", src.display()))?;
-            flush_warnings(storage.engine());
-            render::write_outcome(&out, json)?;
-        }
-        Command::Get { path, at } => {
-            let got = storage.read(|e| e.get(path, at.as_deref()))?;
-            if json {
-                print_json(&got)?;
-            } else {
-                write!(std::io::stdout().lock(), "{}", got.content)?;
-            }
-        }
-        Command::Log { path, limit } => {
-            let entries = storage.read(|e| e.log(path.as_deref(), *limit))?;
-            if json {
-                print_json(&entries)?;
-            } else {
-                for e in entries {
-                    outln!(
-                        "{} {} {}",
-                        &e.commit[..12.min(e.commit.len())],
-                        e.time,
-                        e.summary
-                    )?;
-                }
-            }
-        }
-        Command::Search(q) => {
-            let hits = storage.read(|e| e.search(&q.request(false)))?;
-            if json {
-                print_json(
-                    &serde_json::json!({"query": q.query, "hits": hits, "build": gitloom_engine::BUILD}),
-                )?;
-            } else {
-                render::hits(&hits)?;
-            }
-        }
-        Command::Retrieve(q) => {
-            let r = storage.read(|e| e.retrieve_at(&q.request(q.explain), q.at.as_deref()))?;
-            for w in &r.warnings {
-                eprintln!("warning: {w}");
-            }
-            if json {
-                print_json(&r)?;
-            } else {
-                render::retrieval(&r)?;
-            }
-        }
-        Command::Stats => {
-            let stats = storage.read(|e| e.stats())?;
-            if json {
-                print_json(&stats)?;
-            } else {
-                render::stats(&stats)?;
-            }
-        }
-        Command::Tree { topic } => {
-            let listing = storage.read(|e| e.tree(topic.as_deref()))?;
-            if json {
-                print_json(&listing)?;
-            } else {
-                render::tree(&listing)?;
-            }
-        }
-        Command::Topics => {
-            let topics = storage.read(|e| e.topics())?;
-            if json {
-                print_json(&topics)?;
-            } else {
-                render::topics(&topics)?;
-            }
-        }
-        Command::Entity { name } => {
-            let rows = storage.read(|e| e.entity(name))?;
-            if json {
-                print_json(&serde_json::json!({"name": name, "mentions": rows}))?;
-            } else if rows.is_empty() {
-                outln!("no memory mentions {name:?}")?;
-            } else {
-                for r in rows {
-                    let role = r.role.map(|x| format!(" ({x})")).unwrap_or_default();
-                    outln!("{}  {}{role}", r.path, r.entity)?;
-                }
-            }
-        }
-        Command::Rebuild => {
-            // Rebuilds this node's index of the namespace (a cache), not the namespace.
-            let report = storage.read(|e| e.rebuild())?;
-            flush_warnings(storage.engine());
-            render::sync(&report, json)?;
-        }
-        Command::Embed => {
-            let stats = storage.read(|e| e.embed_pending())?;
-            flush_warnings(storage.engine());
-            if json {
-                print_json(
-                    &serde_json::json!({"embedded": stats.embedded, "cached": stats.cached, "model": storage.engine().embedder_id()}),
-                )?;
-            } else {
-                outln!(
-                    "embedded {} text(s), {} found in the cache ({})",
-                    stats.embedded,
-                    stats.cached,
-                    storage.engine().embedder_id().unwrap_or("-")
-                )?;
-            }
-        }
-        Command::Init { .. } => unreachable!("refused above"),
-        Command::Sync => {
-            // Opening revalidated already; report where the mirror stands.
-            let Storage::Remote(r) = &storage else {
-                unreachable!("--storage always opens a remote namespace")
-            };
-            let report = r.revalidate()?;
-            if json {
-                print_json(&report)?;
-            } else {
-                outln!(
-                    "namespace {} at {} (generation {})",
-                    r.namespace(),
-                    report.commit.as_deref().unwrap_or("(no commits)"),
-                    report.generation
-                )?;
-            }
-        }
-        Command::Mcp => crate::serve_cmd::mcp_on(storage)?,
-        other => unreachable!("`applies` keeps {other:?} on its own path"),
+/// `gitloom --storage … sync`: opening revalidated already; report where the mirror
+/// stands.
+pub fn sync(storage: &Storage, json: bool) -> Result<()> {
+    let Storage::Remote(r) = storage else {
+        bail!("sync through --storage needs a namespace in object storage");
+    };
+    let report = r.revalidate()?;
+    if json {
+        print_json(&report)?;
+    } else {
+        outln!(
+            "namespace {} at {} (generation {})",
+            r.namespace(),
+            report.commit.as_deref().unwrap_or("(no commits)"),
+            report.generation
+        )?;
     }
     Ok(())
 }
