@@ -91,6 +91,11 @@ pub struct Priors {
     /// A memory dated inside the span a relative date in the question points at
     /// ("four weeks ago", "last Friday", "the past weekend"; see `when.rs`).
     pub when: f64,
+    /// A memory that mentions a person or thing the question names, when that
+    /// entity is too common for the entity arm to pick memories out (both speakers
+    /// of a conversation): "How does Melanie prioritize self-care?" is answered in
+    /// Melanie's words, not in Caroline's about self-care.
+    pub named: f64,
 }
 
 /// Knobs of the read path. Defaults are the operating point calibrated on the dev
@@ -130,6 +135,9 @@ pub struct RetrieveConfig {
     /// stating an amount of money, one asking for "X's husband" a memory naming a
     /// husband (or spouse, wife, ...); other hits are not evidence.
     pub answer_type: bool,
+    /// A body cosine under the semantic cut still ranks a memory the lexical arm
+    /// found, down to this cosine; above 1 disables.
+    pub corroborate: f64,
 }
 
 impl RetrieveConfig {
@@ -170,7 +178,7 @@ fn merge(
 impl Default for RetrieveConfig {
     fn default() -> Self {
         RetrieveConfig {
-            rrf_k: 60.0,
+            rrf_k: 20.0,
             depth: 50,
             weights: PerArm {
                 lexical: 1.0,
@@ -210,6 +218,7 @@ impl Default for RetrieveConfig {
                 timeline: 1.0,
                 tier: 1.5,
                 when: 2.0,
+                named: 1.5,
             },
             semantic: None,
             graph_sources: 3,
@@ -218,6 +227,7 @@ impl Default for RetrieveConfig {
             lexical_min_terms: 2,
             advice_lexical: 0.0,
             answer_type: true,
+            corroborate: 0.0,
         }
     }
 }
@@ -517,7 +527,10 @@ impl Engine {
         });
         timings.insert("lexical".to_owned(), ms(t));
 
+        let lexical_paths: std::collections::HashSet<&str> =
+            lexical.iter().map(|h| h.path.as_str()).collect();
         let mut matched_cues: HashMap<String, String> = HashMap::new();
+        let mut body_cutoff = 0.0f64;
         if let (Some(sem), Some(qv)) = (&self.semantic, &query_vec) {
             let t = Instant::now();
             let cut = cfg
@@ -537,12 +550,21 @@ impl Engine {
                             .map(|(p, c, _)| (p.clone(), f64::from(*c)))
                             .collect(),
                     });
+                    // Under the cut a body cosine is noise on its own, but it still
+                    // orders memories the lexical arm found: long chat sessions score
+                    // low cosines even when they hold the answer.
+                    body_cutoff = f64::from(hits.body_cutoff);
+                    let corroborated = hits.bodies_below.iter().filter(|(p, c, _)| {
+                        f64::from(*c) >= cfg.corroborate && lexical_paths.contains(p.as_str())
+                    });
                     arms.push(ArmList {
                         name: "bodies",
                         weight: cfg.weights.bodies,
                         items: hits
                             .bodies
                             .iter()
+                            .chain(corroborated)
+                            .take(depth)
                             .map(|(p, c, _)| (p.clone(), f64::from(*c)))
                             .collect(),
                     });
@@ -645,6 +667,16 @@ impl Engine {
             .filter(|_| cfg.priors.when != 1.0);
         let reference = crate::shape::temporal_reference(&req.query);
         let wanted_tier = crate::shape::tier_hint(&req.query);
+        let common: Vec<i64> = query_entities
+            .iter()
+            .filter(|m| m.common)
+            .map(|m| m.id)
+            .collect();
+        let named = if cfg.priors.named != 1.0 && !common.is_empty() {
+            index.files_mentioning(&common)?
+        } else {
+            Default::default()
+        };
         for f in fused.iter_mut().take(head) {
             let Some(row) = index.prior_facts(&f.key)? else {
                 continue;
@@ -693,6 +725,10 @@ impl Engine {
                 f.score *= cfg.priors.tier;
                 notes.push(format!("tier {t}"));
             }
+            if named.contains(&f.key) {
+                f.score *= cfg.priors.named;
+                notes.push("named".to_owned());
+            }
             if let Some(c) = row.confidence
                 && cfg.priors.confidence > 0.0
             {
@@ -715,6 +751,16 @@ impl Engine {
         } else {
             Vec::new()
         };
+        // A body cosine under the semantic cut ranks (corroboration) but is no
+        // evidence: the bars were calibrated on what clears the cut.
+        let floor_cfg = if body_cutoff > 0.0 {
+            let mut c = cfg.clone();
+            c.evidence.strong.bodies = c.evidence.strong.bodies.max(body_cutoff);
+            c.evidence.weak.bodies = c.evidence.weak.bodies.max(body_cutoff);
+            std::borrow::Cow::Owned(c)
+        } else {
+            std::borrow::Cow::Borrowed(cfg)
+        };
         let mut hits = Vec::new();
         let mut evidence_paths: Vec<String> = Vec::new();
         for f in fused.iter().take(head) {
@@ -722,14 +768,14 @@ impl Engine {
             let coverage = d.as_ref().map(|d| d.coverage).unwrap_or(0.0);
             let matched_n = d.as_ref().map_or(0, |d| d.matched_terms.len());
             let Some(mut why) = evidence(
-                cfg,
+                &floor_cfg,
                 f,
                 coverage,
                 matched_n,
                 graph_steps.get(&f.key),
                 &evidence_paths,
             )
-            .or_else(|| context(cfg, f, coverage)) else {
+            .or_else(|| context(&floor_cfg, f, coverage)) else {
                 continue;
             };
             // "Who is Bruno": when the question is about a name, a memory that neither

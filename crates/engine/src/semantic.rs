@@ -61,6 +61,11 @@ impl SemanticCut {
 pub struct SemanticHits {
     pub cues: Vec<(String, f32, String)>,
     pub bodies: Vec<(String, f32, String)>,
+    /// Body hits under the cut, best first: not candidates on their own, but they
+    /// can corroborate another arm's (see `RetrieveConfig::corroborate`).
+    pub bodies_below: Vec<(String, f32, String)>,
+    /// The body cosine the cut was made at.
+    pub body_cutoff: f32,
 }
 
 struct Built {
@@ -265,12 +270,14 @@ impl Semantic {
                 floor,
                 cut.margin,
             );
-            list.retain(|x| x.1 >= cutoff);
+            let below = list.split_off(list.partition_point(|x| x.1 >= cutoff));
             list.truncate(depth);
             if kind == 0 {
                 out.cues = list;
             } else {
                 out.bodies = list;
+                out.bodies_below = below;
+                out.body_cutoff = cutoff;
             }
         }
         Ok(out)

@@ -37,6 +37,17 @@ pub fn relative_window(query: &str, now: Timestamp) -> Option<Window> {
                     _ => continue,
                 };
             }
+            "on" => {
+                if let Some(d) = day_date(&ws[i + 1..], today) {
+                    // A day either side: a conversation's clock may not be UTC.
+                    let start = d.checked_sub(1.days()).ok()?;
+                    let end = d.checked_add(2.days()).ok()?;
+                    return Some(Window {
+                        start: midnight(start)?,
+                        end: midnight(end)?,
+                    });
+                }
+            }
             "in" | "during" => {
                 if let Some(m) = month(w(i + 1)) {
                     let year = w(i + 2)
@@ -83,6 +94,39 @@ fn month_span(today: Date, m: i8, year: Option<i16>) -> Option<Window> {
         start: midnight(first)?,
         end: midnight(next)?,
     })
+}
+
+/// "October 13, 2023", "13th October 2023", "1 February": a calendar day, of the
+/// year named, else the latest such day not after `today`.
+fn day_date(ws: &[String], today: Date) -> Option<Date> {
+    let w = |i: usize| ws.get(i).map(String::as_str).unwrap_or("");
+    let (m, d) = match (month(w(0)), month(w(1))) {
+        (Some(m), _) => (m, day_of_month(w(1))?),
+        (None, Some(m)) => (m, day_of_month(w(0))?),
+        (None, None) => return None,
+    };
+    match w(2)
+        .parse::<i16>()
+        .ok()
+        .filter(|y| (1000..=9999).contains(y))
+    {
+        Some(y) => Date::new(y, m, d).ok(),
+        None => {
+            let this = Date::new(today.year(), m, d).ok();
+            match this {
+                Some(t) if t <= today => Some(t),
+                _ => Date::new(today.year() - 1, m, d).ok(),
+            }
+        }
+    }
+}
+
+fn day_of_month(w: &str) -> Option<i8> {
+    let digits = ["st", "nd", "rd", "th"]
+        .iter()
+        .find_map(|s| w.strip_suffix(s))
+        .unwrap_or(w);
+    digits.parse::<i8>().ok().filter(|d| (1..=31).contains(d))
 }
 
 fn month(w: &str) -> Option<i8> {
@@ -210,6 +254,38 @@ mod tests {
         assert_eq!(
             span("where was I in may 2021", "2023-05-30"),
             p("2021-05-01", "2021-05-31")
+        );
+        assert_eq!(
+            span(
+                "What painting did Melanie show on October 13, 2023?",
+                "2026-11-29"
+            ),
+            p("2023-10-12", "2023-10-14"),
+            "a day named in full, a day either side"
+        );
+        assert_eq!(
+            span("what did Gina find on 1 February, 2023?", "2026-11-29"),
+            p("2023-01-31", "2023-02-02")
+        );
+        assert_eq!(
+            span("what did I decide on the 3rd of March", "2023-05-30"),
+            None,
+            "\"the 3rd of March\" is not read"
+        );
+        assert_eq!(
+            span("what did I order on march 3rd", "2023-05-30"),
+            p("2023-03-02", "2023-03-04"),
+            "without a year: the latest such day"
+        );
+        assert_eq!(
+            span("what did I order on june 3", "2023-05-30"),
+            p("2022-06-02", "2022-06-04"),
+            "not a day still to come"
+        );
+        assert_eq!(
+            span("what did I put on may 2021 list", "2023-05-30"),
+            None,
+            "a month and year is no day"
         );
         assert_eq!(
             span("how many years ago", "2023-05-30"),

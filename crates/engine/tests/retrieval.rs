@@ -457,3 +457,108 @@ fn a_reranker_reorders_only_the_head_and_none_changes_nothing() {
     );
     assert!(r.warnings.iter().any(|w| w.contains("broken")));
 }
+
+/// A conversation store: two speakers, each the entity of half the turns, so
+/// neither picks memories out for the entity arm.
+fn conversation_store(config: gitloom_engine::RetrieveConfig) -> (tempfile::TempDir, Engine) {
+    let src = tempfile::tempdir().expect("tempdir");
+    let turn = |who: &str, text: &str| {
+        format!(
+            "---\ntitle: \"{who}: {}\"\nentities: [\"{who} (person)\"]\ncreated: 2023-05-08T13:56:00Z\n---\n{who}: {text}\n",
+            &text[..text.len().min(30)]
+        )
+    };
+    let dir = src.path().join("facts/conv");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let mut files = vec![
+        (
+            "m-paint".to_owned(),
+            turn("Melanie", "I paint in the mornings, mostly lakes."),
+        ),
+        (
+            "c-paint".to_owned(),
+            turn(
+                "Caroline",
+                "Melanie, your paint colours! I want to paint like you, I bought paint today.",
+            ),
+        ),
+    ];
+    for i in 0..11 {
+        files.push((
+            format!("m-{i}"),
+            turn(
+                "Melanie",
+                &format!("Swimming with the kids, lap {i} of the pool."),
+            ),
+        ));
+        files.push((
+            format!("c-{i}"),
+            turn(
+                "Caroline",
+                &format!("The support group met for session {i} today."),
+            ),
+        ));
+    }
+    for (name, text) in &files {
+        std::fs::write(dir.join(format!("{name}.md")), text).expect("write");
+    }
+    let store = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        store.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            config: Some(config),
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    engine.import_dir(src.path()).expect("import");
+    (store, engine)
+}
+
+#[test]
+fn a_named_speaker_is_answered_in_their_own_words() {
+    let q = RetrieveRequest::new("What did Melanie paint?");
+    let (_s, engine) = conversation_store(Default::default());
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/conv/m-paint.md", "{:?}", r.hits);
+    assert!(r.hits[0].priors.contains(&"named".to_owned()));
+    // Without the prior, the other speaker's turn says "paint" more often and wins:
+    // the prior is what puts Melanie's own turn first.
+    let mut off = gitloom_engine::RetrieveConfig::default();
+    off.priors.named = 1.0;
+    let (_s, engine) = conversation_store(off);
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/conv/c-paint.md", "{:?}", r.hits);
+}
+
+#[test]
+fn a_body_cosine_under_the_cut_only_ranks_what_the_lexical_arm_found() {
+    let Some(model) = minilm() else {
+        eprintln!("skipped: MiniLM not installed (gitloom model install)");
+        return;
+    };
+    let Some((_dir, mut engine)) = probe_store(EmbedderChoice::Given(model)) else {
+        eprintln!("skipped: shared data not found");
+        return;
+    };
+    let floor =
+        f64::from(gitloom_engine::semantic::SemanticCut::for_model("minilm-l6-v2").body_floor);
+    let under = |engine: &Engine| {
+        let r = engine
+            .retrieve(&RetrieveRequest::new("what's my talk about"))
+            .expect("retrieve");
+        r.hits
+            .iter()
+            .filter(|h| h.arms.get("bodies").is_some_and(|a| a.score < floor))
+            .map(|h| (h.path.clone(), h.arms.contains_key("lexical")))
+            .collect::<Vec<_>>()
+    };
+    let found = under(&engine);
+    assert!(!found.is_empty(), "no body score under the cut was used");
+    assert!(found.iter().all(|(_, lexical)| *lexical), "{found:?}");
+    let mut cfg = engine.config().clone();
+    cfg.corroborate = 9.0;
+    engine.set_config(cfg);
+    assert_eq!(under(&engine), Vec::new());
+}

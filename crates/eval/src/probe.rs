@@ -3,6 +3,11 @@
 //! Every memory file becomes a [`Doc`] unchanged, its path relative to `memories/`. Each query
 //! line is `{"id","query","gold":[paths],"shape","abstain"}`; `abstain` must be true exactly
 //! when `gold` is empty, and every gold path must be in the corpus.
+//!
+//! Every query is asked at the store's last write: the newest `updated` (else `created`)
+//! of its memories. Asked at the clock, the results would drift as time passes: once
+//! 24 September 2026 was past, the talk given that day read as ended and sank for
+//! "what's my talk about".
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -133,6 +138,7 @@ pub fn load(
             ));
         }
     }
+    let asked_at = last_write(&docs);
     let queries = queries
         .into_iter()
         .filter(|q| selected(only, &q.id))
@@ -145,7 +151,7 @@ pub fn load(
             id: q.id,
             query: q.query,
             shape: q.shape,
-            asked_at: None,
+            asked_at,
         })
         .collect();
     Ok(Dataset {
@@ -159,6 +165,15 @@ pub fn load(
         }],
         notes: BTreeMap::new(),
     })
+}
+
+/// The newest `updated` (else `created`) of the memories that parse, in seconds.
+fn last_write(docs: &[Doc]) -> Option<i64> {
+    docs.iter()
+        .filter_map(|d| gitloom_model::Memory::parse(&d.path, d.content.as_bytes()).ok())
+        .filter_map(|m| m.front.updated.or(m.front.created))
+        .map(|w| w.unix_seconds())
+        .max()
 }
 
 pub(crate) fn dedup(v: Vec<String>) -> Vec<String> {

@@ -184,3 +184,24 @@ pub(crate) fn entity_hits(
     });
     Ok(out)
 }
+
+pub(crate) fn files_mentioning(
+    idx: &Index,
+    entities: &[i64],
+) -> Result<HashSet<String>, IndexError> {
+    let op = "files mentioning";
+    let mut st = idx
+        .conn
+        .prepare_cached("SELECT path FROM mentions WHERE entity_id = ?1")
+        .map_err(idx.err(op))?;
+    let mut out = HashSet::new();
+    for id in entities {
+        let rows = st
+            .query_map([id], |r| r.get::<_, String>(0))
+            .map_err(idx.err(op))?;
+        for r in rows {
+            out.insert(r.map_err(idx.err(op))?);
+        }
+    }
+    Ok(out)
+}

@@ -195,6 +195,15 @@ impl Index {
     }
 
     /// Supersession, validity and confidence of one file, for the read path's priors.
+    /// Files mentioning any of these entities (ids from [`Index::entities_in`]),
+    /// common ones included: for the read path's `named` prior.
+    pub fn files_mentioning(
+        &self,
+        entities: &[i64],
+    ) -> Result<std::collections::HashSet<String>, IndexError> {
+        entity::files_mentioning(self, entities)
+    }
+
     pub fn prior_facts(&self, path: &str) -> Result<Option<PriorFacts>, IndexError> {
         files::prior_facts(self, path)
     }
