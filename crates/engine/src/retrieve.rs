@@ -673,7 +673,8 @@ impl Engine {
             .map(|m| m.id)
             .collect();
         let named = if cfg.priors.named != 1.0 && !common.is_empty() {
-            index.files_mentioning(&common)?
+            let keys: Vec<&str> = fused.iter().take(head).map(|f| f.key.as_str()).collect();
+            index.which_mention(&common, &keys)?
         } else {
             Default::default()
         };

@@ -185,22 +185,28 @@ pub(crate) fn entity_hits(
     Ok(out)
 }
 
-pub(crate) fn files_mentioning(
+/// Which of `paths` mention any of `entities`: one indexed lookup per path, so a
+/// common entity (the user, in most of a large store) costs no more than a rare one.
+pub(crate) fn which_mention(
     idx: &Index,
     entities: &[i64],
+    paths: &[&str],
 ) -> Result<HashSet<String>, IndexError> {
-    let op = "files mentioning";
+    let op = "entity mentions";
     let mut st = idx
         .conn
-        .prepare_cached("SELECT path FROM mentions WHERE entity_id = ?1")
+        .prepare_cached("SELECT entity_id FROM mentions WHERE path = ?1")
         .map_err(idx.err(op))?;
     let mut out = HashSet::new();
-    for id in entities {
-        let rows = st
-            .query_map([id], |r| r.get::<_, String>(0))
+    for p in paths {
+        let ids = st
+            .query_map([p], |r| r.get::<_, i64>(0))
             .map_err(idx.err(op))?;
-        for r in rows {
-            out.insert(r.map_err(idx.err(op))?);
+        for id in ids {
+            if entities.contains(&id.map_err(idx.err(op))?) {
+                out.insert((*p).to_owned());
+                break;
+            }
         }
     }
     Ok(out)

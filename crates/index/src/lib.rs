@@ -195,13 +195,14 @@ impl Index {
     }
 
     /// Supersession, validity and confidence of one file, for the read path's priors.
-    /// Files mentioning any of these entities (ids from [`Index::entities_in`]),
-    /// common ones included: for the read path's `named` prior.
-    pub fn files_mentioning(
+    /// Which of `paths` mention any of `entities` (ids from [`Index::entities_in`],
+    /// common ones included): for the read path's `named` prior.
+    pub fn which_mention(
         &self,
         entities: &[i64],
+        paths: &[&str],
     ) -> Result<std::collections::HashSet<String>, IndexError> {
-        entity::files_mentioning(self, entities)
+        entity::which_mention(self, entities, paths)
     }
 
     pub fn prior_facts(&self, path: &str) -> Result<Option<PriorFacts>, IndexError> {
