@@ -172,8 +172,6 @@ const INTERROGATIVES: &[&str] = &[
     "does", "did", "was", "were", "can", "should", "will", "have", "has",
 ];
 
-/// Classifies a query. Rules are checked from the most specific to the least; the
-/// first that matches wins, and `Lookup` is the default.
 /// Whether the question asks for advice or suggestions ("can you suggest…", "any
 /// ideas…", "what should I…"). Such a question describes the asker's situation in
 /// other words than the memory that answers it, and shares mostly generic words
@@ -198,6 +196,8 @@ pub fn seeks_advice(query: &str) -> bool {
     (asked && advice.iter().any(|w| has(&ws, w))) || has_seq(&ws, &["what", "should", "i"])
 }
 
+/// Classifies a query. Rules are checked from the most specific to the least; the
+/// first that matches wins, and `Lookup` is the default.
 pub fn classify(query: &str) -> Shape {
     let ws = words(query);
     if ws.is_empty() {

@@ -12,11 +12,8 @@
 //!   recall@10 0.793 but cost P@1 (0.365). A turn of fewer than 15 words ([`SHORT_TURN_WORDS`])
 //!   also quotes the turn before it whatever it is, and after a question the turn the question
 //!   is about ("Three times a week" quotes John's "we've had lots more energy" and Maria's
-//!   "How often do you all work out together?"): recall@10 0.812 → 0.826, P@1 0.465 → 0.472 (session 4,
-//!   BENCHMARKS.md).
-//!
-//! Questions are asked at the conversation's last session (`asked_at`): "in June" is the
-//! June before it, not the June before the clock.
+//!   "How often do you all work out together?"): recall@10 0.812 → 0.826, P@1 0.465 → 0.475
+//!   (session 4, BENCHMARKS.md).
 //! - session: `facts/<conv>/sNN.md`, a `[date] Conversation between A and B.` line, then one
 //!   `<speaker>: <text>` line per turn; `source: "locomo:<sample_id>:session_N"`.
 //!
@@ -27,6 +24,9 @@
 //! fractional recall counts evidence ids whose session was retrieved. Categories 1-4 are
 //! answerable; a question left with no evidence is skipped (counted in `notes`). Category 5
 //! is unanswerable (scored for abstention only).
+//!
+//! Questions are asked at the conversation's last session (`asked_at`): "in June" is the
+//! June before it, not the June before the clock.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
