@@ -96,6 +96,15 @@ pub struct Priors {
     /// of a conversation): "How does Melanie prioritize self-care?" is answered in
     /// Melanie's words, not in Caroline's about self-care.
     pub named: f64,
+    /// A memory whose text says when, relative to when it was said ("yesterday",
+    /// "last Friday", "two weeks ago"; `when::says_when`), when the question asks
+    /// when ("when did...", "which year...") and names no span of its own.
+    #[serde(default = "one")]
+    pub says_when: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// Knobs of the read path. Defaults are the operating point calibrated on the dev
@@ -219,6 +228,7 @@ impl Default for RetrieveConfig {
                 tier: 1.5,
                 when: 2.0,
                 named: 1.5,
+                says_when: 1.5,
             },
             semantic: None,
             graph_sources: 3,
@@ -666,6 +676,8 @@ impl Engine {
             .and_then(|t| crate::when::relative_window(&req.query, t))
             .filter(|_| cfg.priors.when != 1.0);
         let reference = crate::shape::temporal_reference(&req.query);
+        // A question with a span of its own ("four weeks ago") has the `when` prior.
+        let asks_when = window.is_none() && crate::when::asks_when(&req.query);
         let wanted_tier = crate::shape::tier_hint(&req.query);
         let common: Vec<i64> = query_entities
             .iter()
@@ -714,6 +726,15 @@ impl Engine {
             {
                 f.score *= cfg.priors.when;
                 notes.push("when".to_owned());
+            }
+            if asks_when
+                && cfg.priors.says_when != 1.0
+                && index
+                    .file(&f.key)?
+                    .is_some_and(|r| crate::when::says_when(&r.body))
+            {
+                f.score *= cfg.priors.says_when;
+                notes.push("says when".to_owned());
             }
             if row.dated && shape == Shape::Temporal && cfg.priors.timeline != 1.0 {
                 f.score *= cfg.priors.timeline;

@@ -121,6 +121,73 @@ fn day_date(ws: &[String], today: Date) -> Option<Date> {
     }
 }
 
+/// Whether a question asks for a point in time: "when did ...", "what date ...",
+/// "which year ..." (not "how long", which asks for a span).
+pub fn asks_when(query: &str) -> bool {
+    let ws: Vec<String> = query
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    ws.iter().enumerate().any(|(i, w)| {
+        w == "when"
+            || (matches!(w.as_str(), "what" | "which")
+                && ws.get(i + 1).is_some_and(|n| {
+                    matches!(
+                        n.as_str(),
+                        "date" | "day" | "year" | "month" | "week" | "time"
+                    )
+                }))
+    })
+}
+
+/// Whether a text says when something happened relative to when it was said:
+/// "yesterday", "last Friday", "two weeks ago", "next month", "in two weeks", "on
+/// Saturday". Not a duration ("for two weeks"), nor "last day". Calendar dates are left out: stores date their memories in
+/// frontmatter (the `timeline` prior), and a date line alone says nothing about an
+/// event.
+pub fn says_when(text: &str) -> bool {
+    let ws: Vec<String> = text
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let unit = |w: &str| {
+        matches!(
+            w,
+            "week"
+                | "weeks"
+                | "weekend"
+                | "weekends"
+                | "month"
+                | "months"
+                | "year"
+                | "years"
+                | "night"
+                | "morning"
+                | "evening"
+                | "afternoon"
+                | "summer"
+                | "winter"
+                | "spring"
+                | "fall"
+                | "autumn"
+        ) || weekday(w).is_some()
+    };
+    ws.iter().enumerate().any(|(i, w)| {
+        let next = ws.get(i + 1).map(String::as_str).unwrap_or("");
+        match w.as_str() {
+            "yesterday" | "tomorrow" | "tonight" | "ago" => true,
+            "last" | "next" | "past" | "this" => unit(next),
+            "in" => number(next).is_some() && ws.get(i + 2).is_some_and(|u| unit(u)),
+            "on" => weekday(next).is_some(),
+            _ => false,
+        }
+    })
+}
+
 fn day_of_month(w: &str) -> Option<i8> {
     let digits = ["st", "nd", "rd", "th"]
         .iter()
@@ -292,5 +359,39 @@ mod tests {
             None,
             "too wide to pick anything out"
         );
+    }
+
+    #[test]
+    fn texts_that_say_when() {
+        for t in [
+            "I got mentored by this amazing business dude yesterday!",
+            "Here's a pic from last Friday with some veterans.",
+            "I won another regional tournament last week!",
+            "We had a blast last year at the Pride fest.",
+            "Let's do it next month when the weather is nicer.",
+            "Took the kids to the museum two days ago.",
+            "The recital is in two weeks.",
+            "We're meeting on Saturday.",
+        ] {
+            assert!(says_when(t), "{t}");
+        }
+        for t in [
+            "[8 May 2023] Caroline: I love painting sunsets.",
+            "Last day: Friday 2026-05-29.",
+            "Malt paste once a day for two weeks.",
+            "I've been into dancing since I was a kid.",
+            "This is the best day ever.",
+        ] {
+            assert!(!says_when(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn questions_that_ask_when() {
+        assert!(asks_when("When did Jon receive mentorship?"));
+        assert!(asks_when("In which year did Audrey adopt her dogs?"));
+        assert!(asks_when("what date is the party"));
+        assert!(!asks_when("How long have I been using my Fitbit?"));
+        assert!(!asks_when("What did Melanie paint?"));
     }
 }

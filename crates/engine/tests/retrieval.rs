@@ -483,6 +483,17 @@ fn conversation_store(config: gitloom_engine::RetrieveConfig) -> (tempfile::Temp
             ),
         ),
     ];
+    files.push((
+        "m-camp-when".to_owned(),
+        turn("Melanie", "We went camping with the kids last weekend."),
+    ));
+    files.push((
+        "m-camp-love".to_owned(),
+        turn(
+            "Melanie",
+            "Camping, camping, camping! The kids adore camping trips by the lake.",
+        ),
+    ));
     for i in 0..11 {
         files.push((
             format!("m-{i}"),
@@ -530,6 +541,34 @@ fn a_named_speaker_is_answered_in_their_own_words() {
     let (_s, engine) = conversation_store(off);
     let r = engine.retrieve(&q).expect("retrieve");
     assert_eq!(r.hits[0].path, "facts/conv/c-paint.md", "{:?}", r.hits);
+}
+
+#[test]
+fn a_when_question_is_answered_by_a_turn_that_says_when() {
+    let q = RetrieveRequest::new("When did Melanie go camping?");
+    let (_s, engine) = conversation_store(Default::default());
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/conv/m-camp-when.md", "{:?}", r.hits);
+    assert!(r.hits[0].priors.contains(&"says when".to_owned()));
+    // Without the prior the turn that says "camping" most wins, though it says
+    // nothing about when.
+    let mut off = gitloom_engine::RetrieveConfig::default();
+    off.priors.says_when = 1.0;
+    let (_s, engine) = conversation_store(off);
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/conv/m-camp-love.md", "{:?}", r.hits);
+    // A question with its own span leaves the ranking to the `when` prior.
+    let (_s, engine) = conversation_store(Default::default());
+    let r = engine
+        .retrieve(&RetrieveRequest::new(
+            "Which day did Melanie go camping last weekend?",
+        ))
+        .expect("retrieve");
+    assert!(
+        r.hits
+            .iter()
+            .all(|h| !h.priors.contains(&"says when".to_owned()))
+    );
 }
 
 #[test]
