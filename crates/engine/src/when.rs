@@ -4,6 +4,10 @@
 //!
 //! Only expressions that name a span a few days wide are read; "last year" or
 //! "recently" would favour a large share of any store and pick nothing out.
+//!
+//! Also here: whether a question asks *when* ([`asks_when`]) and whether a memory's
+//! text says when ([`says_when`]: "yesterday", "last year"); the read path's
+//! `says_when` prior joins the two for a question that names no span of its own.
 
 use jiff::civil::{Date, Weekday};
 use jiff::{Timestamp, ToSpan, tz::TimeZone};
@@ -122,7 +126,8 @@ fn day_date(ws: &[String], today: Date) -> Option<Date> {
 }
 
 /// Whether a question asks for a point in time: "when did ...", "what date ...",
-/// "which year ..." (not "how long", which asks for a span).
+/// "which year ..." (not "how long", which asks for a span, nor "what did I say
+/// when I left", where "when" joins two clauses).
 pub fn asks_when(query: &str) -> bool {
     let ws: Vec<String> = query
         .to_lowercase()
@@ -130,8 +135,28 @@ pub fn asks_when(query: &str) -> bool {
         .filter(|w| !w.is_empty())
         .map(str::to_owned)
         .collect();
+    let auxiliary = |w: &str| {
+        matches!(
+            w,
+            "did"
+                | "do"
+                | "does"
+                | "was"
+                | "were"
+                | "is"
+                | "are"
+                | "will"
+                | "have"
+                | "has"
+                | "had"
+                | "should"
+                | "can"
+                | "could"
+                | "would"
+        )
+    };
     ws.iter().enumerate().any(|(i, w)| {
-        w == "when"
+        (w == "when" && (i == 0 || ws.get(i + 1).is_some_and(|n| auxiliary(n))))
             || (matches!(w.as_str(), "what" | "which")
                 && ws.get(i + 1).is_some_and(|n| {
                     matches!(
@@ -144,9 +169,9 @@ pub fn asks_when(query: &str) -> bool {
 
 /// Whether a text says when something happened relative to when it was said:
 /// "yesterday", "last Friday", "two weeks ago", "next month", "in two weeks", "on
-/// Saturday". Not a duration ("for two weeks"), nor "last day". Calendar dates are left out: stores date their memories in
-/// frontmatter (the `timeline` prior), and a date line alone says nothing about an
-/// event.
+/// Saturday". Not a duration ("for two weeks"), nor "last day". Calendar dates are
+/// left out: stores date their memories in frontmatter (the `timeline` prior), and a
+/// date line alone says nothing about an event.
 pub fn says_when(text: &str) -> bool {
     let ws: Vec<String> = text
         .to_lowercase()
@@ -393,5 +418,7 @@ mod tests {
         assert!(asks_when("what date is the party"));
         assert!(!asks_when("How long have I been using my Fitbit?"));
         assert!(!asks_when("What did Melanie paint?"));
+        assert!(asks_when("So when did I last see the vet?"));
+        assert!(!asks_when("What did I say when I left Acme?"));
     }
 }
