@@ -19,15 +19,19 @@ pub struct Window {
     pub end: i64,
 }
 
-/// The span a question points at, asked at `now`, if it names one.
-pub fn relative_window(query: &str, now: Timestamp) -> Option<Window> {
-    let today = now.to_zoned(TimeZone::UTC).date();
-    let ws: Vec<String> = query
-        .to_lowercase()
+/// Lowercased alphanumeric words, in order.
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_owned)
-        .collect();
+        .collect()
+}
+
+/// The span a question points at, asked at `now`, if it names one.
+pub fn relative_window(query: &str, now: Timestamp) -> Option<Window> {
+    let today = now.to_zoned(TimeZone::UTC).date();
+    let ws = words(query);
     let w = |i: usize| ws.get(i).map(String::as_str).unwrap_or("");
     for i in 0..ws.len() {
         match w(i) {
@@ -129,12 +133,7 @@ fn day_date(ws: &[String], today: Date) -> Option<Date> {
 /// "which year ..." (not "how long", which asks for a span, nor "what did I say
 /// when I left", where "when" joins two clauses).
 pub fn asks_when(query: &str) -> bool {
-    let ws: Vec<String> = query
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let ws = words(query);
     let auxiliary = |w: &str| {
         matches!(
             w,
@@ -173,12 +172,7 @@ pub fn asks_when(query: &str) -> bool {
 /// left out: stores date their memories in frontmatter (the `timeline` prior), and a
 /// date line alone says nothing about an event.
 pub fn says_when(text: &str) -> bool {
-    let ws: Vec<String> = text
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let ws = words(text);
     let unit = |w: &str| {
         matches!(
             w,
