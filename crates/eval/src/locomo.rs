@@ -54,17 +54,12 @@ const SHORT_TURN_WORDS: usize = 30;
 /// How much of a turn is quoted as another's context: its last this-many words.
 const QUOTE_WORDS: usize = 15;
 
-/// `"Speaker: text"` cut to the speaker and the last [`QUOTE_WORDS`] words of the
-/// text, with `…` where words were left out.
-fn quote_end(turn: &str) -> String {
-    let (who, said) = match turn.split_once(": ") {
-        Some((who, said)) => (format!("{who}: "), said),
-        None => (String::new(), turn),
-    };
+/// `"<speaker>: <last QUOTE_WORDS words of said>"`, with `…` where words were left out.
+fn quote_end(speaker: &str, said: &str) -> String {
     let words: Vec<&str> = said.split_whitespace().collect();
     let cut = words.len().saturating_sub(QUOTE_WORDS);
     let ellipsis = if cut > 0 { "… " } else { "" };
-    format!("{who}{ellipsis}{}", words[cut..].join(" "))
+    format!("{speaker}: {ellipsis}{}", words[cut..].join(" "))
 }
 
 /// A turn of a session.
@@ -319,7 +314,7 @@ fn load_conversation(
             // How the next turns quote this one: the end of its words (a question
             // is asked last), then the image it shared, whole (a reply often
             // reacts to the picture).
-            let mut quote = quote_end(&format!("{}: {}", t.speaker, t.text.trim()));
+            let mut quote = quote_end(&t.speaker, &t.text);
             if let Some(cap) = caption {
                 quote.push_str(&format!(" (image: {cap})"));
             }
@@ -635,16 +630,13 @@ mod tests {
 
     #[test]
     fn a_quote_is_the_end_of_a_turn() {
-        assert_eq!(quote_end("Mel: A sunset."), "Mel: A sunset.");
-        let long = format!(
-            "Jon: {}",
-            (1..=20)
-                .map(|i| format!("w{i}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
+        assert_eq!(quote_end("Mel", " A  sunset. "), "Mel: A sunset.");
+        let long = (1..=20)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         assert_eq!(
-            quote_end(&long),
+            quote_end("Jon", &long),
             format!(
                 "Jon: … {}",
                 (6..=20)
@@ -653,7 +645,6 @@ mod tests {
                     .join(" ")
             )
         );
-        assert_eq!(quote_end("no speaker"), "no speaker");
     }
 
     #[test]
