@@ -98,7 +98,7 @@ pub struct Priors {
     pub named: f64,
     /// A memory whose text says when, relative to when it was said ("yesterday",
     /// "last Friday", "two weeks ago"; `when::says_when`), when the question asks
-    /// when ("when did...", "which year...") and names no span of its own.
+    /// when (`shape::asks_when`) and names no span of its own.
     #[serde(default = "one")]
     pub says_when: f64,
 }
@@ -677,7 +677,7 @@ impl Engine {
             .filter(|_| cfg.priors.when != 1.0);
         let reference = crate::shape::temporal_reference(&req.query);
         // A question with a span of its own ("four weeks ago") has the `when` prior.
-        let asks_when = window.is_none() && crate::when::asks_when(&req.query);
+        let asks_when = window.is_none() && crate::shape::asks_when(&req.query);
         let wanted_tier = crate::shape::tier_hint(&req.query);
         let common: Vec<i64> = query_entities
             .iter()

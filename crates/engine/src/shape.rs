@@ -81,6 +81,33 @@ pub fn asks_about_past(query: &str) -> bool {
         || has_seq(&ws, &["use", "to"])
 }
 
+/// Auxiliaries that follow a question word: "when *did*", "when *is*".
+const AUXILIARIES: &[&str] = &[
+    "did", "do", "does", "was", "were", "is", "are", "will", "have", "has", "had", "should", "can",
+    "could", "would",
+];
+
+/// Whether a question asks for a point in time: "when did ...", "what date ...",
+/// "which year ..." (not "how long", which asks for a span, nor "what did I say
+/// when I left", where "when" joins two clauses).
+pub fn asks_when(query: &str) -> bool {
+    // "In which month's game…" asks for a month.
+    let ws: Vec<String> = words(query)
+        .into_iter()
+        .map(|w| w.trim_end_matches("'s").to_owned())
+        .collect();
+    let when = ws.iter().enumerate().any(|(i, w)| {
+        w == "when"
+            && (i == 0
+                || ws
+                    .get(i + 1)
+                    .is_some_and(|n| AUXILIARIES.contains(&n.as_str())))
+    });
+    when || ["date", "day", "year", "month", "week", "time"]
+        .iter()
+        .any(|u| has_seq(&ws, &["what", u]) || has_seq(&ws, &["which", u]))
+}
+
 /// The reference point of a "before X" / "after X" question: the words naming X
 /// ("where did I work before Acme" → `["acme"]`). The memory about X is where the
 /// question starts from, not its answer, so the read path demotes it (an empty
@@ -382,5 +409,19 @@ mod tests {
             Shape::Comparative
         );
         assert_eq!(classify(""), Shape::Lookup);
+    }
+
+    #[test]
+    fn questions_that_ask_when() {
+        assert!(asks_when("When did Jon receive mentorship?"));
+        assert!(asks_when("In which year did Audrey adopt her dogs?"));
+        assert!(asks_when("what date is the party"));
+        assert!(!asks_when("How long have I been using my Fitbit?"));
+        assert!(!asks_when("What did Melanie paint?"));
+        assert!(asks_when("So when did I last see the vet?"));
+        assert!(!asks_when("What did I say when I left Acme?"));
+        assert!(asks_when(
+            "In which month's game did John achieve a career-high score?"
+        ));
     }
 }

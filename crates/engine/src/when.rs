@@ -5,9 +5,9 @@
 //! Only expressions that name a span a few days wide are read; "last year" or
 //! "recently" would favour a large share of any store and pick nothing out.
 //!
-//! Also here: whether a question asks *when* ([`asks_when`]) and whether a memory's
-//! text says when ([`says_when`]: "yesterday", "last year"); the read path's
-//! `says_when` prior joins the two for a question that names no span of its own.
+//! Also here: whether a memory's text says when ([`says_when`]: "yesterday", "last
+//! year"); the read path's `says_when` prior applies it to a question that asks when
+//! (`shape::asks_when`) and names no span of its own.
 
 use jiff::civil::{Date, Weekday};
 use jiff::{Timestamp, ToSpan, tz::TimeZone};
@@ -127,43 +127,6 @@ fn day_date(ws: &[String], today: Date) -> Option<Date> {
             }
         }
     }
-}
-
-/// Whether a question asks for a point in time: "when did ...", "what date ...",
-/// "which year ..." (not "how long", which asks for a span, nor "what did I say
-/// when I left", where "when" joins two clauses).
-pub fn asks_when(query: &str) -> bool {
-    let ws = words(query);
-    let auxiliary = |w: &str| {
-        matches!(
-            w,
-            "did"
-                | "do"
-                | "does"
-                | "was"
-                | "were"
-                | "is"
-                | "are"
-                | "will"
-                | "have"
-                | "has"
-                | "had"
-                | "should"
-                | "can"
-                | "could"
-                | "would"
-        )
-    };
-    ws.iter().enumerate().any(|(i, w)| {
-        (w == "when" && (i == 0 || ws.get(i + 1).is_some_and(|n| auxiliary(n))))
-            || (matches!(w.as_str(), "what" | "which")
-                && ws.get(i + 1).is_some_and(|n| {
-                    matches!(
-                        n.as_str(),
-                        "date" | "day" | "year" | "month" | "week" | "time"
-                    )
-                }))
-    })
 }
 
 /// Whether a text says when something happened relative to when it was said:
@@ -403,16 +366,5 @@ mod tests {
         ] {
             assert!(!says_when(t), "{t}");
         }
-    }
-
-    #[test]
-    fn questions_that_ask_when() {
-        assert!(asks_when("When did Jon receive mentorship?"));
-        assert!(asks_when("In which year did Audrey adopt her dogs?"));
-        assert!(asks_when("what date is the party"));
-        assert!(!asks_when("How long have I been using my Fitbit?"));
-        assert!(!asks_when("What did Melanie paint?"));
-        assert!(asks_when("So when did I last see the vet?"));
-        assert!(!asks_when("What did I say when I left Acme?"));
     }
 }
