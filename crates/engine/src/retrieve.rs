@@ -96,6 +96,10 @@ pub struct Priors {
     /// of a conversation): "How does Melanie prioritize self-care?" is answered in
     /// Melanie's words, not in Caroline's about self-care.
     pub named: f64,
+    /// When the question names several such entities, only its subject earns
+    /// `named`: "What did Jon say about Gina's store?" is answered in Jon's words.
+    #[serde(default)]
+    pub named_subject: bool,
     /// A memory whose text says when, relative to when it was said ("yesterday",
     /// "last Friday", "two weeks ago"; `when::says_when`), when the question asks
     /// when (`shape::asks_when`) and names no span of its own.
@@ -227,7 +231,8 @@ impl Default for RetrieveConfig {
                 timeline: 1.0,
                 tier: 1.5,
                 when: 2.0,
-                named: 1.5,
+                named: 2.0,
+                named_subject: true,
                 says_when: 1.5,
             },
             semantic: None,
@@ -679,11 +684,13 @@ impl Engine {
         // A question with a span of its own ("four weeks ago") has the `when` prior.
         let asks_when = window.is_none() && crate::shape::asks_when(&req.query);
         let wanted_tier = crate::shape::tier_hint(&req.query);
-        let common: Vec<i64> = query_entities
-            .iter()
-            .filter(|m| m.common)
-            .map(|m| m.id)
-            .collect();
+        let common: Vec<&gitloom_index::EntityMatch> =
+            query_entities.iter().filter(|m| m.common).collect();
+        let common: Vec<i64> = if cfg.priors.named_subject {
+            subject(&common, &req.query)
+        } else {
+            common.iter().map(|m| m.id).collect()
+        };
         let named = if cfg.priors.named != 1.0 && !common.is_empty() {
             let keys: Vec<&str> = fused.iter().take(head).map(|f| f.key.as_str()).collect();
             index.which_mention(&common, &keys)?
@@ -986,6 +993,38 @@ fn context(cfg: &RetrieveConfig, f: &Fused, coverage: f64) -> Option<String> {
 }
 
 /// The entities a query names and the content words it asks about them.
+/// The entities of `named` that are the question's subject: the first named and
+/// any joined to it ("Jon and Gina", "Jon & Gina"). In an English question the
+/// first name is its subject ("What did Jon say about Gina's store?", "What does
+/// Gina say to Jon?"); a second name not joined to it is an object or an owner.
+fn subject(named: &[&gitloom_index::EntityMatch], query: &str) -> Vec<i64> {
+    let Some(first) = named.iter().map(|m| m.at).min() else {
+        return Vec::new();
+    };
+    let folded = gitloom_model::fold_name(query);
+    let words: Vec<&str> = folded.split(' ').collect();
+    let mut ends: Vec<usize> = Vec::new();
+    let mut out = Vec::new();
+    let mut sorted: Vec<&&gitloom_index::EntityMatch> = named.iter().collect();
+    sorted.sort_by_key(|m| m.at);
+    for m in sorted {
+        let joined = m.at == first
+            || ends.last().is_some_and(|&e| {
+                let between = words.get(e..m.at).unwrap_or_default();
+                between.is_empty() || between == ["and"] || between == ["or"]
+            });
+        if !joined {
+            break;
+        }
+        // Several entities can share one name; all of them stand at `at`.
+        if ends.last().is_none_or(|&e| e <= m.at) {
+            ends.push(m.at + m.alias.split(' ').count());
+        }
+        out.push(m.id);
+    }
+    out
+}
+
 struct Anchor {
     /// Words of the matched entity names / aliases.
     aliases: Vec<String>,
@@ -1206,5 +1245,61 @@ mod tests {
         r.topic = None;
         r.tier = Some(Tier::Rules);
         assert!(!in_scope(&r, "facts/work/a.md"));
+    }
+
+    #[test]
+    fn the_subject_is_the_first_name_and_those_joined_to_it() {
+        let named = |query: &str, names: &[&str]| {
+            let words: Vec<String> = gitloom_model::fold_name(query)
+                .split(' ')
+                .map(str::to_owned)
+                .collect();
+            let found: Vec<gitloom_index::EntityMatch> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| gitloom_index::EntityMatch {
+                    id: i as i64,
+                    name: (*n).to_owned(),
+                    kind: Some("person".to_owned()),
+                    alias: n.to_lowercase(),
+                    at: words
+                        .iter()
+                        .position(|w| *w == n.to_lowercase())
+                        .expect("the name is in the query"),
+                    mentions: 100,
+                    common: true,
+                })
+                .collect();
+            let refs: Vec<&gitloom_index::EntityMatch> = found.iter().collect();
+            subject(&refs, query)
+                .into_iter()
+                .map(|id| names[id as usize].to_owned())
+                .collect::<Vec<String>>()
+        };
+        // Found in any order, the first in the question is its subject.
+        assert_eq!(
+            named("What did Jon say about Gina's progress?", &["Gina", "Jon"]),
+            ["Jon"]
+        );
+        assert_eq!(
+            named(
+                "What does Gina say to Jon about the opening?",
+                &["Jon", "Gina"]
+            ),
+            ["Gina"]
+        );
+        assert_eq!(
+            named(
+                "How do Jon and Gina both like to destress?",
+                &["Gina", "Jon"]
+            ),
+            ["Jon", "Gina"]
+        );
+        assert_eq!(
+            named("What do Jon & Gina cook?", &["Jon", "Gina"]),
+            ["Jon", "Gina"]
+        );
+        assert_eq!(named("What did Melanie paint?", &["Melanie"]), ["Melanie"]);
+        assert!(named("What did I paint?", &[]).is_empty());
     }
 }

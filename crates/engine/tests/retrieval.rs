@@ -494,6 +494,17 @@ fn conversation_store(config: gitloom_engine::RetrieveConfig) -> (tempfile::Temp
             "Camping, camping, camping! The kids adore camping trips by the lake.",
         ),
     ));
+    files.push((
+        "c-store".to_owned(),
+        turn("Caroline", "Your store looks great, well done!"),
+    ));
+    files.push((
+        "m-store".to_owned(),
+        turn(
+            "Melanie",
+            "My store, my store! The store opened, the store is stocked.",
+        ),
+    ));
     for i in 0..11 {
         files.push((
             format!("m-{i}"),
@@ -541,6 +552,29 @@ fn a_named_speaker_is_answered_in_their_own_words() {
     let (_s, engine) = conversation_store(off);
     let r = engine.retrieve(&q).expect("retrieve");
     assert_eq!(r.hits[0].path, "facts/conv/c-paint.md", "{:?}", r.hits);
+}
+
+#[test]
+fn of_two_named_speakers_the_subject_is_answered_in_their_own_words() {
+    let q = RetrieveRequest::new("What did Caroline say about Melanie's store?");
+    let (_s, engine) = conversation_store(Default::default());
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/conv/c-store.md", "{:?}", r.hits);
+    assert!(r.hits[0].priors.contains(&"named".to_owned()));
+    assert!(
+        r.hits
+            .iter()
+            .filter(|h| h.path.contains("/m-"))
+            .all(|h| !h.priors.contains(&"named".to_owned())),
+        "{:?}",
+        r.hits
+    );
+    // When both names earn the prior, Melanie's turn says "store" more and wins.
+    let mut off = gitloom_engine::RetrieveConfig::default();
+    off.priors.named_subject = false;
+    let (_s, engine) = conversation_store(off);
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/conv/m-store.md", "{:?}", r.hits);
 }
 
 #[test]

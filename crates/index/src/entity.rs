@@ -33,6 +33,9 @@ pub struct EntityMatch {
     pub kind: Option<String>,
     /// The query words that named it.
     pub alias: String,
+    /// Where those words start among the query's folded words (`fold_name(query)`
+    /// split on spaces): which of several names comes first.
+    pub at: usize,
     /// Files that mention it.
     pub mentions: i64,
     /// Mentioned in a quarter of a store of 20 files or more: it does not pick
@@ -120,6 +123,7 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
                         name,
                         kind,
                         alias: gram.clone(),
+                        at: start,
                         mentions,
                         common,
                     });
