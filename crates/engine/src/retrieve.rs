@@ -992,39 +992,36 @@ fn context(cfg: &RetrieveConfig, f: &Fused, coverage: f64) -> Option<String> {
         .map(|arm| format!("context:{arm}"))
 }
 
-/// The entities a query names and the content words it asks about them.
 /// The entities of `named` that are the question's subject: the first named and
 /// any joined to it ("Jon and Gina", "Jon & Gina"). In an English question the
 /// first name is its subject ("What did Jon say about Gina's store?", "What does
 /// Gina say to Jon?"); a second name not joined to it is an object or an owner.
 fn subject(named: &[&gitloom_index::EntityMatch], query: &str) -> Vec<i64> {
-    let Some(first) = named.iter().map(|m| m.at).min() else {
-        return Vec::new();
-    };
     let folded = gitloom_model::fold_name(query);
     let words: Vec<&str> = folded.split(' ').collect();
-    let mut ends: Vec<usize> = Vec::new();
+    let mut in_order = named.to_vec();
+    in_order.sort_by_key(|m| m.at);
     let mut out = Vec::new();
-    let mut sorted: Vec<&&gitloom_index::EntityMatch> = named.iter().collect();
-    sorted.sort_by_key(|m| m.at);
-    for m in sorted {
-        let joined = m.at == first
-            || ends.last().is_some_and(|&e| {
-                let between = words.get(e..m.at).unwrap_or_default();
-                between.is_empty() || between == ["and"] || between == ["or"]
-            });
+    // Where the last name taken starts and ends, in words.
+    let mut last: Option<(usize, usize)> = None;
+    for m in in_order {
+        let joined = match last {
+            None => true,
+            // Several entities can share one name.
+            Some((start, _)) if start == m.at => true,
+            // `fold_name` drops "&", which leaves the names side by side.
+            Some((_, end)) => matches!(words.get(end..m.at), Some([] | ["and"] | ["or"])),
+        };
         if !joined {
             break;
         }
-        // Several entities can share one name; all of them stand at `at`.
-        if ends.last().is_none_or(|&e| e <= m.at) {
-            ends.push(m.at + m.alias.split(' ').count());
-        }
+        last = Some((m.at, m.at + m.alias.split(' ').count()));
         out.push(m.id);
     }
     out
 }
 
+/// The entities a query names and the content words it asks about them.
 struct Anchor {
     /// Words of the matched entity names / aliases.
     aliases: Vec<String>,
