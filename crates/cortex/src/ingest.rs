@@ -1,7 +1,8 @@
 //! The pipeline: transcripts, parallel extraction, serial reconciliation, one commit
 //! per session.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use gitloom_engine::Engine;
@@ -23,6 +24,19 @@ pub struct IngestOptions {
     /// Re-extract a session whose identical transcript is already stored (by default
     /// it is skipped: it was ingested before).
     pub reextract: bool,
+    /// Set from another thread to stop the run: no session is extracted or committed
+    /// after it is seen (a session being committed finishes), and the report lists the
+    /// sessions done so far with `cancelled: true`. Sessions not reached stay
+    /// unrecorded, so a later run ingests them.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl IngestOptions {
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
 }
 
 impl Default for IngestOptions {
@@ -31,6 +45,7 @@ impl Default for IngestOptions {
             concurrency: 4,
             candidates: 8,
             reextract: false,
+            cancel: None,
         }
     }
 }
@@ -95,6 +110,9 @@ pub struct IngestReport {
     pub flagged: Vec<Flagged>,
     pub errors: usize,
     pub elapsed_ms: f64,
+    /// The run stopped early on [`IngestOptions::cancel`].
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
 }
 
 /// Times a session is reconciled again because another writer changed a file it
@@ -193,6 +211,9 @@ pub fn ingest(
             let (todo, order, next) = (&todo, &order, &next);
             scope.spawn(move || {
                 loop {
+                    if options.cancelled() {
+                        break;
+                    }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some((i, ctx)) = todo.get(k) else { break };
                     let r = extractor.extract(order[*i], ctx);
@@ -220,6 +241,10 @@ pub fn ingest(
         ..Default::default()
     };
     for (i, s) in order.iter().enumerate() {
+        if options.cancelled() {
+            report.cancelled = true;
+            break;
+        }
         let day = s.day()?;
         let transcript = s.transcript_path()?;
         let mut sr = SessionReport {
