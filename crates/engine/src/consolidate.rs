@@ -89,9 +89,9 @@ fn tokens(m: &Memory) -> HashSet<String> {
     }
     text.push(' ');
     text.push_str(&m.body);
-    text.split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .filter(|w| w.chars().count() >= 3 && !gitloom_index::is_stopword(w))
+    gitloom_model::norms(&text)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 3 && !gitloom_model::is_stopword(w))
         .collect()
 }
 

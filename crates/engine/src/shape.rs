@@ -176,12 +176,12 @@ pub fn tier_hint(query: &str) -> Option<gitloom_model::Tier> {
     None
 }
 
+/// The question's words, a contraction kept on its word (`what's`, `who's`): the
+/// question forms read here are written with them.
 fn words(q: &str) -> Vec<String> {
-    q.to_lowercase()
-        .replace('’', "'")
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
+    gitloom_model::words(q)
+        .iter()
+        .map(gitloom_model::Word::with_clitic)
         .collect()
 }
 

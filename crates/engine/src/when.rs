@@ -19,13 +19,9 @@ pub struct Window {
     pub end: i64,
 }
 
-/// Lowercased alphanumeric words, in order.
+/// Folded words, in order, a possessive dropped ("Friday's" is a Friday).
 fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect()
+    gitloom_model::norms(text)
 }
 
 /// The span a question points at, asked at `now`, if it names one.

@@ -332,9 +332,9 @@ pub(crate) mod testing {
     }
 
     fn words(s: &str) -> BTreeSet<String> {
-        s.split(|c: char| !c.is_alphanumeric())
+        gitloom_model::norms(s)
+            .into_iter()
             .filter(|w| w.len() > 3)
-            .map(str::to_lowercase)
             .collect()
     }
 

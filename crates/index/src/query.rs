@@ -1,42 +1,19 @@
 //! Query text → FTS5 MATCH strings.
 //!
 //! Rules (improvement plan R1):
-//! - the query is split on non-alphanumerics and lowercased;
-//! - stopwords never match: articles, auxiliaries, pronouns, interrogatives, common
-//!   prepositions and conjunctions, contraction fragments, and single letters.
-//!   `not`/`no` are dropped too: a bag-of-words match cannot express negation, and as
-//!   terms they would only match every memory that happens to contain them;
+//! - the query is split into words by the workspace's one splitter
+//!   (`gitloom_model::words`: runs of letters and digits, lowercased, Latin
+//!   diacritics folded as the index's tokenizer folds them);
+//! - stopwords never match (`gitloom_model::is_stopword`: articles, auxiliaries,
+//!   pronouns, interrogatives, common prepositions and conjunctions, contraction
+//!   fragments, `not`/`no`, single letters);
 //! - there is no prefix expansion at all (porter stemming covers morphology), and
 //!   every term is a quoted FTS5 string, so `"`, `*`, `:`, `-`, `(`, `NEAR`, `AND` in
 //!   user input are plain text and can never change the query's meaning.
 //! - a query made only of stopwords has no terms and matches nothing.
 
-const STOPWORDS: &[&str] = &[
-    // articles, determiners
-    "a", "an", "the", "some", "any", "all", "each", "every", "other", "such",
-    // auxiliaries
-    "do", "does", "did", "doing", "done", "is", "am", "are", "was", "were", "be", "been", "being",
-    "have", "has", "had", "having", "will", "would", "can", "could", "should", "shall", "may",
-    "might", "must", "get", "got", // pronouns
-    "i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "we", "us", "our",
-    "ours", "he", "him", "his", "she", "her", "hers", "it", "its", "itself", "they", "them",
-    "their", "theirs", "this", "that", "these", "those", "there", "here",
-    // interrogatives
-    "what", "which", "who", "whom", "whose", "where", "when", "why", "how",
-    // prepositions, conjunctions
-    "of", "in", "on", "at", "to", "for", "with", "from", "by", "about", "as", "into", "onto", "and",
-    "or", "but", "if", "than", "then", "so", "not", "no", "nor", "also", "just", "very", "too",
-    "up", "out", "over",
-    // contraction fragments (what's → what s, don't → don t, I've → i ve)
-    "s", "t", "d", "ll", "ve", "re", "m", "don", "doesn", "didn", "isn", "aren", "wasn", "weren",
-    "won", "wouldn", "can't", "cannot", "haven", "hasn", "hadn", "shouldn", "couldn",
-];
-
-/// True for a (lowercase) word that never becomes a query term.
-pub fn is_stopword(word: &str) -> bool {
-    STOPWORDS.contains(&word)
-        || (word.chars().count() == 1 && !word.chars().all(|c| c.is_ascii_digit()))
-}
+/// True for a (folded) word that never becomes a query term.
+pub use gitloom_model::is_stopword;
 
 /// The content terms of a query and the MATCH strings built from them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,18 +24,9 @@ pub struct QueryTerms {
 
 impl QueryTerms {
     pub fn parse(text: &str) -> QueryTerms {
-        let mut terms: Vec<String> = Vec::new();
-        for w in text.split(|c: char| !c.is_alphanumeric()) {
-            if w.is_empty() {
-                continue;
-            }
-            let w = w.to_lowercase();
-            if is_stopword(&w) || terms.contains(&w) {
-                continue;
-            }
-            terms.push(w);
+        QueryTerms {
+            terms: gitloom_model::content_terms(text),
         }
-        QueryTerms { terms }
     }
 
     pub fn is_empty(&self) -> bool {

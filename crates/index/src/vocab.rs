@@ -39,13 +39,9 @@ pub struct Vocab {
     by_term: HashMap<String, Vec<usize>>,
 }
 
-/// Lowercased words joined by one space (`Machine-Learning` → `machine learning`).
+/// Folded words joined by one space (`Machine-Learning` → `machine learning`).
 fn normalise(term: &str) -> String {
-    term.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
+    gitloom_model::norms(term).join(" ")
 }
 
 impl Vocab {

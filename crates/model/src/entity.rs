@@ -61,12 +61,16 @@ impl EntityRef {
 
 /// Folds a name for lookup: diacritics stripped, lowercase, single spaces.
 pub fn fold_name(name: &str) -> String {
-    deunicode::deunicode(name)
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    // Transliterated whole first (names in any script meet their ASCII spelling),
+    // then split like any text; a possessive is a word of its own here, so that word
+    // positions agree with the query's.
+    let ascii = deunicode::deunicode(name);
+    let mut out: Vec<String> = Vec::new();
+    for w in crate::text::words(&ascii) {
+        out.push(w.norm);
+        out.extend(w.clitic);
+    }
+    out.join(" ")
 }
 
 impl<'de> Deserialize<'de> for EntityRef {

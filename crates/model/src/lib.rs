@@ -12,10 +12,12 @@ pub mod body;
 pub mod entity;
 pub mod memory;
 pub mod path;
+pub mod text;
 pub mod when;
 
 pub use body::{Section, WikiLink};
 pub use entity::{EntityRef, fold_name};
 pub use memory::{Frontmatter, MAX_MEMORY_BYTES, Memory, MemoryError, Related, TimelineEntry};
 pub use path::{Area, PathError, StorePath, Tier, is_committable, normalise_topic, slugify};
+pub use text::{Word, content_terms, is_stopword, norms, words};
 pub use when::When;
