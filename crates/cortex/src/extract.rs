@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use gitloom_engine::ArmScore;
+use gitloom_engine::{Arm, ArmScore};
 use gitloom_model::{Tier, fold_name};
 use serde::{Deserialize, Serialize};
 
@@ -129,7 +129,7 @@ pub struct Candidate {
     pub entities: Vec<String>,
     pub tags: Vec<String>,
     /// Per-arm raw scores from retrieval (empty for candidates found by subject).
-    pub arms: BTreeMap<String, ArmScore>,
+    pub arms: BTreeMap<Arm, ArmScore>,
     pub snippet: String,
 }
 

@@ -12,7 +12,7 @@ use gitloom_store::{ObjectId, Store};
 use serde::Serialize;
 
 use crate::error::{EngineError, Result};
-use crate::retrieve::RetrieveConfig;
+use crate::read::config::RetrieveConfig;
 use crate::semantic::{Progress, Semantic};
 
 /// Retrieval settings of one store (overrides over the defaults), inside `.gitloom/`.
@@ -44,7 +44,7 @@ pub struct EngineOptions {
     /// else the defaults.
     pub config: Option<RetrieveConfig>,
     /// An optional second-stage reranker over the head of each answer.
-    pub reranker: Option<Arc<dyn crate::rerank::Reranker>>,
+    pub reranker: Option<Arc<dyn crate::read::rerank::Reranker>>,
 }
 
 /// The index file inside `.gitloom/`.
@@ -57,7 +57,7 @@ pub struct Engine {
     pub(crate) index_path: PathBuf,
     pub(crate) config: RetrieveConfig,
     pub(crate) semantic: Option<Semantic>,
-    pub(crate) reranker: Option<Arc<dyn crate::rerank::Reranker>>,
+    pub(crate) reranker: Option<Arc<dyn crate::read::rerank::Reranker>>,
     pub(crate) progress: Option<Box<Progress>>,
     warnings: Mutex<Vec<String>>,
     /// What the sync done while opening did (`gitloom sync` reports it).

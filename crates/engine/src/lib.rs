@@ -21,12 +21,10 @@ mod consolidate;
 mod doctor;
 mod engine;
 mod error;
-pub mod fusion;
 pub mod gc;
 mod links;
+pub mod read;
 mod remember;
-pub mod rerank;
-pub mod retrieve;
 pub mod semantic;
 pub mod shape;
 mod sync;
@@ -41,12 +39,13 @@ pub use error::{EngineError, Result};
 pub use gc::{GcOptions, GcReport, Repack};
 pub use gitloom_embed as embed;
 pub use gitloom_index::{IndexStats, Problem, TopicCount, TreeListing};
+pub use read::arm::{Arm, PerArm};
+pub use read::config::{EvidenceBars, NEVER, Priors, RetrieveConfig};
+pub use read::evidence::{Evidence, Support};
+pub use read::hit::{ArmCandidates, ArmScore, GraphStep, Hit, HitSection, Retrieval};
+pub use read::request::RetrieveRequest;
+pub use read::rerank::{RerankCandidate, Reranker};
 pub use remember::RememberRequest;
-pub use rerank::{RerankCandidate, Reranker};
-pub use retrieve::{
-    ArmCandidates, ArmScore, Evidence, GraphStep, Hit, HitSection, PerArm, Priors, Retrieval,
-    RetrieveConfig, RetrieveRequest,
-};
 pub use shape::Shape;
 pub use sync::SyncReport;
 pub use write::WriteOutcome;

@@ -195,11 +195,11 @@ fn probe_behaviours_with_minilm() {
         })
         .expect("retrieve");
     let h = &r.hits[0];
-    assert!(!h.arms.is_empty() && !h.evidence.is_empty() && !h.snippet.is_empty());
+    assert!(!h.arms.is_empty() && h.evidence.is_some() && !h.snippet.is_empty());
     assert!(
         r.explain
             .as_ref()
-            .is_some_and(|arms| arms.iter().any(|a| a.arm == "cues"))
+            .is_some_and(|arms| arms.iter().any(|a| a.arm == gitloom_engine::Arm::Cues))
     );
     for key in ["total", "embed_query", "lexical", "semantic", "fusion"] {
         assert!(r.timings_ms.contains_key(key), "timings lack {key}");

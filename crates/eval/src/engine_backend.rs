@@ -89,7 +89,7 @@ impl Backend for EngineBackend {
                     .iter()
                     .map(|(a, s)| {
                         (
-                            a.clone(),
+                            a.to_string(),
                             ArmRank {
                                 score: s.score,
                                 rank: s.rank,

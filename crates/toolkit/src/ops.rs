@@ -105,19 +105,19 @@ pub(crate) fn semantic_search(e: &Engine, p: QueryParams) -> R<SemanticHits> {
     // The arms' candidate lists come from the one read path (with explain), so the
     // semantic search is exactly what retrieval's semantic arms saw.
     let r = e.retrieve(&request(p.query, limit, p.tier, p.topic, true))?;
-    let arm = |name: &str| -> Vec<(String, f64)> {
+    let arm = |wanted: gitloom_engine::Arm| -> Vec<(String, f64)> {
         r.explain
             .iter()
             .flatten()
-            .find(|a| a.arm == name)
+            .find(|a| a.arm == wanted)
             .map(|a| a.candidates.iter().take(limit).cloned().collect())
             .unwrap_or_default()
     };
     Ok(SemanticHits {
         query: r.query.clone(),
         model,
-        cues: arm("cues"),
-        bodies: arm("bodies"),
+        cues: arm(gitloom_engine::Arm::Cues),
+        bodies: arm(gitloom_engine::Arm::Bodies),
     })
 }
 

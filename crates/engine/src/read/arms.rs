@@ -1,0 +1,131 @@
+//! Stage 2: the peer arms, each run once over the index (plan item R5): lexical
+//! (BM25), cues and bodies (one scan of the vector arena), entities. Each returns
+//! its candidates best first with raw scores; nothing here compares arms.
+
+use std::collections::{HashMap, HashSet};
+
+use gitloom_index::{Index, LexicalQuery};
+
+use super::analysis::Analysis;
+use super::arm::Arm;
+use super::config::RetrieveConfig;
+use super::fusion::ArmList;
+use super::request::{RetrieveRequest, in_scope};
+use super::timings::Timings;
+use crate::error::Result;
+use crate::semantic::{Semantic, SemanticCut};
+
+/// The arms' candidates, and what each arm knows about them that later stages show.
+#[derive(Debug, Default)]
+pub(crate) struct Candidates {
+    pub lists: Vec<ArmList>,
+    /// Titles the lexical arm read.
+    pub titles: HashMap<String, String>,
+    /// The cue that matched each cue-arm candidate best.
+    pub matched_cues: HashMap<String, String>,
+    /// The body cosine the semantic cut was made at (0 without vectors).
+    pub body_cutoff: f64,
+    /// The query's entities each entity-arm candidate mentions.
+    pub entity_names: HashMap<String, Vec<String>>,
+}
+
+/// Runs every arm for `q`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    index: &Index,
+    semantic: Option<(&Semantic, &[f32])>,
+    commit: &str,
+    req: &RetrieveRequest,
+    q: &Analysis,
+    cfg: &RetrieveConfig,
+    timings: &mut Timings,
+    warnings: &mut Vec<String>,
+) -> Result<Candidates> {
+    let depth = cfg.depth.max(req.limit);
+    let mut out = Candidates::default();
+    timings.start();
+    let lexical = index.lexical(&LexicalQuery {
+        text: req.query.clone(),
+        limit: depth,
+        tier: req.tier,
+        topic: req.topic.clone(),
+        decorate: Some(0),
+    })?;
+    out.titles = lexical
+        .iter()
+        .map(|h| (h.path.clone(), h.title.clone()))
+        .collect();
+    out.lists.push(ArmList {
+        arm: Arm::Lexical,
+        weight: if q.advice {
+            cfg.weights.lexical * cfg.advice_lexical
+        } else {
+            cfg.weights.lexical
+        },
+        items: lexical.iter().map(|h| (h.path.clone(), h.score)).collect(),
+    });
+    timings.stop("lexical");
+
+    if let Some((sem, qv)) = semantic {
+        timings.start();
+        let lexical_paths: HashSet<&str> = lexical.iter().map(|h| h.path.as_str()).collect();
+        let cut = cfg
+            .semantic
+            .unwrap_or_else(|| SemanticCut::for_model(sem.model_id()));
+        match sem.search(index, commit, qv, depth, cut, &|p| in_scope(req, p)) {
+            Ok(hits) => {
+                for (p, _, label) in &hits.cues {
+                    out.matched_cues.insert(p.clone(), label.clone());
+                }
+                out.lists.push(ArmList {
+                    arm: Arm::Cues,
+                    weight: cfg.weights.cues,
+                    items: hits
+                        .cues
+                        .iter()
+                        .map(|(p, c, _)| (p.clone(), f64::from(*c)))
+                        .collect(),
+                });
+                // Under the cut a body cosine is noise on its own, but it still
+                // orders memories the lexical arm found: long chat sessions score
+                // low cosines even when they hold the answer.
+                out.body_cutoff = f64::from(hits.body_cutoff);
+                let corroborated = hits.bodies_below.iter().filter(|(p, c, _)| {
+                    f64::from(*c) >= cfg.corroborate && lexical_paths.contains(p.as_str())
+                });
+                out.lists.push(ArmList {
+                    arm: Arm::Bodies,
+                    weight: cfg.weights.bodies,
+                    items: hits
+                        .bodies
+                        .iter()
+                        .chain(corroborated)
+                        .take(depth)
+                        .map(|(p, c, _)| (p.clone(), f64::from(*c)))
+                        .collect(),
+                });
+            }
+            Err(e) => warnings.push(format!("semantic arms skipped: {e}")),
+        }
+        timings.stop("semantic");
+    }
+
+    timings.start();
+    let mut items = Vec::new();
+    for h in index
+        .entity_hits(&q.entities)?
+        .into_iter()
+        .filter(|h| in_scope(req, &h.path))
+        .take(depth)
+    {
+        items.push((h.path.clone(), h.score));
+        out.entity_names.insert(h.path, h.entities);
+    }
+    out.lists.push(ArmList {
+        arm: Arm::Entities,
+        weight: cfg.weights.entities,
+        items,
+    });
+    timings.stop("entities");
+    Ok(out)
+}

@@ -1,0 +1,84 @@
+//! Stage 6: decoration. A judged candidate becomes a [`Hit`] that explains itself:
+//! per-arm raw score and rank, evidence, snippet, section, matched terms and cue,
+//! entities, the graph step that reached it, the priors that moved it.
+
+use std::collections::HashMap;
+
+use super::arm::Arm;
+use super::arms::Candidates;
+use super::hit::{ArmScore, GraphStep, Hit, HitSection};
+use super::judge::Judged;
+
+/// The `##` section of a lexical detail, as a hit shows it.
+pub(crate) fn section_of(s: gitloom_index::SectionRef) -> HitSection {
+    HitSection {
+        heading: s.heading,
+        anchor: s.anchor,
+        start_line: s.start_line,
+        end_line: s.end_line,
+    }
+}
+
+/// The hits for `judged`, in its order.
+pub(crate) fn hits(
+    judged: Vec<Judged<'_>>,
+    candidates: &Candidates,
+    steps: &HashMap<String, GraphStep>,
+    notes: &mut HashMap<String, Vec<String>>,
+) -> Vec<Hit> {
+    judged
+        .into_iter()
+        .map(|j| {
+            let f = j.fused;
+            let d = j.details;
+            let coverage = d.as_ref().map_or(0.0, |d| d.coverage);
+            let title = d
+                .as_ref()
+                .map(|d| d.title.clone())
+                .or_else(|| candidates.titles.get(&f.key).cloned())
+                .unwrap_or_default();
+            let (snippet, section, matched_terms) = match d {
+                Some(d) => (d.snippet, d.section.map(section_of), d.matched_terms),
+                None => (String::new(), None, Vec::new()),
+            };
+            Hit {
+                path: f.key.clone(),
+                title,
+                score: j.score,
+                arms: f
+                    .arms
+                    .iter()
+                    .map(|(a, (s, r))| {
+                        (
+                            *a,
+                            ArmScore {
+                                score: *s,
+                                rank: *r,
+                            },
+                        )
+                    })
+                    .collect(),
+                evidence: Some(j.evidence),
+                snippet,
+                section,
+                matched_terms,
+                coverage: f.arms.contains_key(&Arm::Lexical).then_some(coverage),
+                matched_cue: f
+                    .arms
+                    .contains_key(&Arm::Cues)
+                    .then(|| candidates.matched_cues.get(&f.key).cloned())
+                    .flatten(),
+                entities: candidates
+                    .entity_names
+                    .get(&f.key)
+                    .cloned()
+                    .unwrap_or_default(),
+                graph: steps
+                    .get(&f.key)
+                    .filter(|_| f.arms.contains_key(&Arm::Graph))
+                    .cloned(),
+                priors: notes.remove(&f.key).unwrap_or_default(),
+            }
+        })
+        .collect()
+}

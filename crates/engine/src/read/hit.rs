@@ -1,0 +1,95 @@
+//! What the read path answers: hits that explain themselves.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::arm::Arm;
+use super::evidence::Evidence;
+use crate::shape::Shape;
+
+/// One arm's view of a hit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ArmScore {
+    /// The arm's raw score (BM25 made positive; cosine; entity score; graph score).
+    pub score: f64,
+    /// 1-based rank within the arm.
+    pub rank: usize,
+}
+
+/// The `##` section a hit points into.
+#[derive(Debug, Clone, Serialize)]
+pub struct HitSection {
+    pub heading: String,
+    pub anchor: String,
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+/// How a graph hit was reached.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphStep {
+    /// The strong hit it is linked to.
+    pub from: String,
+    /// `related`, `wiki` or `supersedes`, and its direction.
+    pub via: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// One retrieved memory, with why it was returned.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    pub path: String,
+    pub title: String,
+    /// Fused score (weighted reciprocal rank × priors): orders hits within one answer.
+    pub score: f64,
+    /// Per arm that found it: raw score and rank.
+    pub arms: BTreeMap<Arm, ArmScore>,
+    /// Which bars it cleared (`strong:cues`, `weak:lexical+bodies`, …); `None` for
+    /// the lexical arm alone ([`Engine::search`](crate::Engine::search)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    pub snippet: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<HitSection>,
+    /// Query terms that matched lexically, and their IDF-weighted share.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matched_terms: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f64>,
+    /// The cue that matched best, when the cue arm found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_cue: Option<String>,
+    /// Entities of the query this memory mentions.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub entities: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphStep>,
+    /// Priors that changed its score (`superseded`, `confidence`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub priors: Vec<String>,
+}
+
+/// Per-arm candidate lists, for `--explain`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArmCandidates {
+    pub arm: Arm,
+    pub candidates: Vec<(String, f64)>,
+}
+
+/// The answer to a retrieval.
+#[derive(Debug, Clone, Serialize)]
+pub struct Retrieval {
+    pub query: String,
+    pub shape: Shape,
+    pub hits: Vec<Hit>,
+    /// True when nothing cleared the evidence floor: the honest answer is "nothing".
+    pub abstained: bool,
+    pub timings_ms: BTreeMap<String, f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<ArmCandidates>>,
+    pub build: &'static str,
+}

@@ -1,0 +1,243 @@
+//! The read path: a pipeline of small typed stages. No model is called except to
+//! embed the query.
+//!
+//! ```text
+//! request ─► analysis ─► arms ─► fusion ─► graph ─► priors ─► judge ─► decorate ─► rerank
+//!            (once)      lexical  weighted  walk +   factors   floor +   hits that   optional
+//!                        cues     RRF       re-fuse  on the    gates     explain
+//!                        bodies                      head                themselves
+//!                        entities
+//! ```
+//!
+//! - [`analysis`]: the question read once (terms, shape, dates, tier, answer type,
+//!   entities) with the workspace's one word splitter.
+//! - [`arms`]: each arm runs once and returns raw scores, best first.
+//! - [`fusion`]: weighted reciprocal rank; an arm counts once per candidate.
+//! - [`graph`]: neighbours of the strongest hits, when the question calls for it.
+//! - [`priors`]: factors on the fused score (supersession, dates, tier, …).
+//! - [`judge`]: the evidence floor on raw scores ([`evidence`]) and the gates
+//!   ([`gates`]); nothing returned when nothing is evidence.
+//! - [`decorate`]: snippets, sections, matched terms and cues.
+//! - [`rerank`]: an optional second opinion over the head.
+//!
+//! Whether a hit is *evidence* is decided on raw arm scores, never on the fused
+//! rank (R3, R6). Every stage is a function of its inputs, testable without an
+//! engine; `Engine::retrieve` only calls them in order.
+
+pub(crate) mod analysis;
+pub mod arm;
+pub(crate) mod arms;
+pub mod config;
+pub(crate) mod decorate;
+pub mod evidence;
+pub mod fusion;
+pub(crate) mod gates;
+pub(crate) mod graph;
+pub mod hit;
+pub(crate) mod judge;
+pub(crate) mod priors;
+pub mod request;
+pub mod rerank;
+pub(crate) mod timings;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use gitloom_index::{Index, LexicalQuery};
+
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use analysis::Analysis;
+use arm::Arm;
+use hit::{ArmCandidates, ArmScore, Hit, Retrieval};
+use request::RetrieveRequest;
+use timings::Timings;
+
+impl Engine {
+    /// Lexical search only: the raw BM25 arm, no fusion or floor.
+    pub fn search(&self, req: &RetrieveRequest) -> Result<Vec<Hit>> {
+        self.ensure_synced()?;
+        let hits = self.index().lexical(&LexicalQuery {
+            text: req.query.clone(),
+            limit: req.limit,
+            tier: req.tier,
+            topic: req.topic.clone(),
+            decorate: None,
+        })?;
+        Ok(hits
+            .into_iter()
+            .map(|h| Hit {
+                arms: BTreeMap::from([(
+                    Arm::Lexical,
+                    ArmScore {
+                        score: h.score,
+                        rank: h.rank,
+                    },
+                )]),
+                path: h.path,
+                title: h.title,
+                score: h.score,
+                evidence: None,
+                snippet: h.snippet,
+                section: h.section.map(decorate::section_of),
+                matched_terms: h.matched_terms,
+                coverage: Some(h.coverage),
+                matched_cue: None,
+                entities: Vec::new(),
+                graph: None,
+                priors: Vec::new(),
+            })
+            .collect())
+    }
+
+    /// Retrieves the memories that are evidence for `req.query`, best first.
+    pub fn retrieve(&self, req: &RetrieveRequest) -> Result<Retrieval> {
+        self.retrieve_at(req, None)
+    }
+
+    /// [`Engine::retrieve`] against the store as it was at a revision or date: an
+    /// index of that commit is built on first use and kept in `.gitloom/at/`.
+    pub fn retrieve_at(&self, req: &RetrieveRequest, at: Option<&str>) -> Result<Retrieval> {
+        if req.limit == 0 {
+            return Err(EngineError::Usage("limit must be at least 1".into()));
+        }
+        let started = Instant::now();
+        match at {
+            None => {
+                self.ensure_synced()?;
+                let index = self.index();
+                self.retrieve_in(&index, req, started)
+            }
+            Some(rev) => {
+                let commit = self.store.resolve(rev)?;
+                let dir = self.store.gitloom_dir().join("at");
+                std::fs::create_dir_all(&dir).map_err(|source| EngineError::Io {
+                    what: "cannot create",
+                    path: dir.clone(),
+                    source,
+                })?;
+                let (mut index, _) = Index::open(&dir.join(format!("{commit}.db")))?;
+                if index.state()?.is_none_or(|s| {
+                    s.commit.parse::<gitloom_store::ObjectId>().ok() != Some(commit)
+                }) {
+                    self.sync_index_to(&mut index, commit, true, false, Instant::now())?;
+                }
+                self.retrieve_in(&index, req, started)
+            }
+        }
+    }
+
+    /// The pipeline, stage by stage.
+    fn retrieve_in(
+        &self,
+        index: &Index,
+        req: &RetrieveRequest,
+        started: Instant,
+    ) -> Result<Retrieval> {
+        let cfg = &self.config;
+        let mut warnings = self.take_warnings();
+        let mut timings = Timings::new();
+
+        let q = Analysis::of(req, index, cfg)?;
+        timings.stop("analysis");
+        // Embedding the query is the slow part; the index is only read after it.
+        let query_vec = self.embed_query_for(&q.query, &mut timings, &mut warnings);
+
+        let commit = index.state()?.map(|s| s.commit).unwrap_or_default();
+        let semantic = self.semantic.as_ref().zip(query_vec.as_deref());
+        let mut candidates = arms::run(
+            index,
+            semantic,
+            &commit,
+            req,
+            &q,
+            cfg,
+            &mut timings,
+            &mut warnings,
+        )?;
+
+        timings.start();
+        let mut fused = fusion::fuse(&candidates.lists, cfg.rrf_k);
+        timings.stop("fusion");
+
+        timings.start();
+        let steps = match graph::expand(index, &fused, req, &q, cfg)? {
+            Some((list, steps)) => {
+                candidates.lists.push(list);
+                fused = fusion::fuse(&candidates.lists, cfg.rrf_k);
+                steps
+            }
+            None => Default::default(),
+        };
+        timings.stop("graph");
+
+        timings.start();
+        let head = priors::head_len(req.limit, fused.len());
+        let mut notes = priors::apply(index, &mut fused, head, &q, cfg)?;
+        timings.stop("priors");
+
+        timings.start();
+        let judged = judge::judge(
+            index,
+            &fused[..head],
+            &q,
+            cfg,
+            candidates.body_cutoff,
+            &steps,
+            &mut notes,
+        )?;
+        let mut hits = decorate::hits(judged, &candidates, &steps, &mut notes);
+        timings.stop("floor");
+
+        if let Some(r) = &self.reranker
+            && hits.len() > 1
+        {
+            timings.start();
+            rerank::apply(r.as_ref(), &req.query, &mut hits, &mut warnings);
+            timings.stop("rerank");
+        }
+        hits.truncate(req.limit);
+        timings.since("total", started);
+        let explain = req.explain.then(|| {
+            candidates
+                .lists
+                .iter()
+                .map(|a| ArmCandidates {
+                    arm: a.arm,
+                    candidates: a.items.clone(),
+                })
+                .collect()
+        });
+        Ok(Retrieval {
+            query: req.query.clone(),
+            shape: q.shape,
+            abstained: hits.is_empty(),
+            hits,
+            timings_ms: timings.map,
+            warnings,
+            explain,
+            build: crate::BUILD,
+        })
+    }
+
+    /// The query's vector, if there is an embedder; a failure is a warning (the
+    /// lexical and entity arms still answer), never an error.
+    fn embed_query_for(
+        &self,
+        query: &str,
+        timings: &mut Timings,
+        warnings: &mut Vec<String>,
+    ) -> Option<Vec<f32>> {
+        let sem = self.semantic.as_ref()?;
+        timings.start();
+        let v = match sem.embed_query(query) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                warnings.push(format!("semantic arms skipped: {e}"));
+                None
+            }
+        };
+        timings.stop("embed_query");
+        v
+    }
+}

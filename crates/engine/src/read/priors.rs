@@ -1,0 +1,130 @@
+//! Stage 4: priors. Each is a factor on a candidate's fused score, applied when a
+//! fact of the memory (superseded, dated, its tier…) meets a reading of the question
+//! (about the past, asks when, names a span…); a factor of 1 is inert. Applied to
+//! the head of the fused list, which is then re-sorted.
+
+use std::collections::{HashMap, HashSet};
+
+use gitloom_index::{EntityMatch, Index};
+
+use super::analysis::Analysis;
+use super::config::RetrieveConfig;
+use super::fusion::Fused;
+use crate::error::Result;
+use crate::shape::Shape;
+
+/// How many of the fused candidates priors, gates and decoration look at.
+pub(crate) fn head_len(limit: usize, fused: usize) -> usize {
+    (limit * 2).max(20).min(fused)
+}
+
+/// Applies the priors to `fused[..head]` and re-sorts it; returns, per path, the
+/// priors that changed its score (shown on the hit).
+pub(crate) fn apply(
+    index: &Index,
+    fused: &mut [Fused],
+    head: usize,
+    q: &Analysis,
+    cfg: &RetrieveConfig,
+) -> Result<HashMap<String, Vec<String>>> {
+    let p = &cfg.priors;
+    let named = named_paths(index, &fused[..head], q, cfg)?;
+    let mut applied: HashMap<String, Vec<String>> = HashMap::new();
+    for f in fused.iter_mut().take(head) {
+        let Some(row) = index.prior_facts(&f.key)? else {
+            continue;
+        };
+        let mut notes = Vec::new();
+        let mut times = |factor: f64, note: String| {
+            f.score *= factor;
+            notes.push(note);
+        };
+        let stale = row.superseded || row.valid_to.is_some_and(|v| v < q.now);
+        if stale && q.past && p.past != 1.0 {
+            times(p.past, "past".to_owned());
+        } else if stale && q.shape.demotes_superseded() && p.superseded != 1.0 {
+            times(p.superseded, "superseded".to_owned());
+        }
+        if let Some(u) = row.updated
+            && p.recency > 0.0
+            && q.shape.demotes_superseded()
+        {
+            let age_days = ((q.now - u) as f64 / 86_400.0).max(0.0);
+            let factor =
+                1.0 + p.recency * 0.5f64.powf(age_days / p.recency_half_life_days.max(1.0));
+            times(factor, format!("recency {age_days:.0}d"));
+        }
+        if !q.reference.is_empty() && p.reference != 1.0 {
+            let title = gitloom_model::fold_name(&row.title);
+            let title_words: Vec<&str> = title.split(' ').collect();
+            if q.reference
+                .iter()
+                .all(|w| title_words.contains(&w.as_str()))
+            {
+                times(
+                    p.reference,
+                    format!("reference \"{}\"", q.reference.join(" ")),
+                );
+            }
+        }
+        if let Some(w) = q.window
+            && index.dated_within(&f.key, w.start, w.end)?
+        {
+            times(p.when, "when".to_owned());
+        }
+        if q.asks_when
+            && p.says_when != 1.0
+            && index
+                .file(&f.key)?
+                .is_some_and(|r| crate::when::says_when(&r.body))
+        {
+            times(p.says_when, "says when".to_owned());
+        }
+        if row.dated && q.shape == Shape::Temporal && p.timeline != 1.0 {
+            times(p.timeline, "dated".to_owned());
+        }
+        if let Some(t) = q.tier
+            && p.tier != 1.0
+            && f.key.split('/').next() == Some(t.as_str())
+        {
+            times(p.tier, format!("tier {t}"));
+        }
+        if named.contains(&f.key) {
+            times(p.named, "named".to_owned());
+        }
+        if let Some(c) = row.confidence
+            && p.confidence > 0.0
+        {
+            times(
+                1.0 - p.confidence * (1.0 - c.clamp(0.0, 1.0)),
+                format!("confidence {c}"),
+            );
+        }
+        if !notes.is_empty() {
+            applied.insert(f.key.clone(), notes);
+        }
+    }
+    fused[..head].sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+    Ok(applied)
+}
+
+/// The head's paths that mention a named entity too common for the entity arm to
+/// pick memories out (both speakers of a conversation): the `named` prior.
+fn named_paths(
+    index: &Index,
+    head: &[Fused],
+    q: &Analysis,
+    cfg: &RetrieveConfig,
+) -> Result<HashSet<String>> {
+    let common: Vec<&EntityMatch> = q.entities.iter().filter(|m| m.common).collect();
+    let ids: Vec<i64> = if cfg.priors.named_subject {
+        super::gates::subject(&common, &q.query)
+    } else {
+        common.iter().map(|m| m.id).collect()
+    };
+    if cfg.priors.named == 1.0 || ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let keys: Vec<&str> = head.iter().map(|f| f.key.as_str()).collect();
+    Ok(index.which_mention(&ids, &keys)?.into_iter().collect())
+}

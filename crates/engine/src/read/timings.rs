@@ -1,0 +1,37 @@
+//! Per-stage wall time of one retrieval, for `timings_ms`.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Times stages one after another: `start`, then `stop(name)`.
+#[derive(Debug)]
+pub(crate) struct Timings {
+    pub(crate) map: BTreeMap<String, f64>,
+    at: Instant,
+}
+
+impl Timings {
+    pub fn new() -> Timings {
+        Timings {
+            map: BTreeMap::new(),
+            at: Instant::now(),
+        }
+    }
+
+    pub fn start(&mut self) {
+        self.at = Instant::now();
+    }
+
+    pub fn stop(&mut self, stage: &str) {
+        self.map.insert(stage.to_owned(), ms(self.at));
+    }
+
+    /// Records the time since `since` under `stage`.
+    pub fn since(&mut self, stage: &str, since: Instant) {
+        self.map.insert(stage.to_owned(), ms(since));
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
