@@ -227,6 +227,11 @@ pub enum EvalCommand {
         file: PathBuf,
         #[arg(long, default_value = "turn")]
         granularity: String,
+        /// `plain`: each turn alone; `quoted`: a short turn or an answer also quotes
+        /// the turn before it (conversation chunking done by the harness, kept to
+        /// compare with earlier figures).
+        #[arg(long, default_value = "plain")]
+        turn_context: String,
         #[command(flatten)]
         common: EvalArgs,
     },
@@ -237,6 +242,21 @@ pub enum EvalCommand {
         granularity: String,
         #[command(flatten)]
         common: EvalArgs,
+    },
+    /// Every store of a shared data folder (the probe personas, LoCoMo dev,
+    /// LongMemEval dev) in one table; `--lopo GRID` adds the leave-one-persona-out
+    /// figure of every knob the grid names.
+    Suite {
+        /// The shared data folder (holding probe*/, locomo/, longmemeval/).
+        #[arg(default_value = "../shared/data")]
+        data: PathBuf,
+        /// Leave these stores out (`locomo`, `longmemeval`, a persona's folder name;
+        /// repeatable).
+        #[arg(long)]
+        skip: Vec<String>,
+        /// A grid of knobs and the values searched (e.g. eval/grid.json).
+        #[arg(long)]
+        lopo: Option<PathBuf>,
     },
     /// Compare a report (or run the fast gate) against eval/baseline.json.
     Gate {

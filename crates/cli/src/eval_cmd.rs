@@ -32,6 +32,7 @@ fn options<'a>(
         only: (!common.only.is_empty()).then(|| common.only.clone()),
         progress: Some(progress),
         build: gitloom_engine::BUILD.to_owned(),
+        ..RunOptions::default()
     }
 }
 
@@ -143,13 +144,25 @@ pub fn run(cmd: &EvalCommand, cli: &Cli) -> Result<()> {
         EvalCommand::Locomo {
             file,
             granularity: g,
+            turn_context,
             common,
-        } => finish(
-            "locomo",
-            common,
-            &mut |b, o| gitloom_eval::run_locomo(b, file, o),
-            Some(granularity(g)?),
-        ),
+        } => {
+            let context = match turn_context.as_str() {
+                "plain" => gitloom_eval::locomo::TurnContext::Plain,
+                "quoted" => gitloom_eval::locomo::TurnContext::Quoted,
+                other => bail!("--turn-context: {other:?} is not one of plain, quoted"),
+            };
+            finish(
+                "locomo",
+                common,
+                &mut |b, o| {
+                    let mut o = o.clone();
+                    o.turn_context = context;
+                    gitloom_eval::run_locomo(b, file, &o)
+                },
+                Some(granularity(g)?),
+            )
+        }
         EvalCommand::Longmemeval {
             file,
             granularity: g,
@@ -165,6 +178,15 @@ pub fn run(cmd: &EvalCommand, cli: &Cli) -> Result<()> {
             data,
             update,
         } => gate(baseline, data, *update, json, engine_options),
+        EvalCommand::Suite { data, skip, lopo } => crate::suite_cmd::run(
+            &crate::suite_cmd::SuiteArgs {
+                data,
+                skip,
+                lopo: lopo.as_ref(),
+                json,
+            },
+            engine_options,
+        ),
     }
 }
 
@@ -176,7 +198,8 @@ fn save(common: &EvalArgs, report: &Report) -> Result<()> {
     Ok(())
 }
 
-/// The fast gate CI runs: the probe and LoCoMo conv-26, compared with the baseline.
+/// The fast gate CI runs: every probe persona and LoCoMo conv-26, compared with the
+/// baseline.
 fn gate(
     baseline: &Path,
     data: &Path,
@@ -191,32 +214,33 @@ fn gate(
         build: gitloom_engine::BUILD.to_owned(),
         ..RunOptions::default()
     };
-    let probe_dir = data.join("probe");
     let mut backend = EngineBackend::with_options(options);
-    let probe = gitloom_eval::run_probe(
-        &mut backend,
-        &probe_dir,
-        &probe_dir.join("queries.jsonl"),
-        &opts(None),
-    )
-    .context("gate: probe run failed")?;
+    // Every probe persona of the data folder, then LoCoMo conv-26.
+    let mut sections: Vec<(String, serde_json::Value)> = Vec::new();
+    for store in gitloom_eval::suite::discover(data)?
+        .into_iter()
+        .filter(|s| s.is_persona())
+    {
+        let report = gitloom_eval::suite::run_store(&mut backend, &store, &opts(None))
+            .with_context(|| format!("gate: {} run failed", store.name()))?;
+        sections.push((store.name().to_owned(), report.to_json()));
+    }
     let locomo = gitloom_eval::run_locomo(
         &mut backend,
         &data.join("locomo/locomo-dev.json"),
         &opts(Some(vec!["conv-26".into()])),
     )
     .context("gate: LoCoMo conv-26 run failed")?;
-    let sections = [
-        ("probe", probe.to_json()),
-        ("locomo_conv26", locomo.to_json()),
-    ];
+    sections.push(("locomo_conv26".to_owned(), locomo.to_json()));
     if update {
         for (name, report) in &sections {
             gitloom_eval::write_baseline(baseline, name, report)?;
         }
+        let names: Vec<&str> = sections.iter().map(|(n, _)| n.as_str()).collect();
         eprintln!(
-            "baseline {} updated (probe, locomo_conv26)",
-            baseline.display()
+            "baseline {} updated ({})",
+            baseline.display(),
+            names.join(", ")
         );
         return Ok(());
     }
@@ -226,7 +250,7 @@ fn gate(
     for (name, report) in &sections {
         let regressions = gitloom_eval::check_baseline(baseline, name, report, &cfg)?;
         summary.insert(
-            (*name).to_owned(),
+            name.clone(),
             serde_json::json!({"regressions": regressions.len()}),
         );
         if regressions.is_empty() {
@@ -238,7 +262,7 @@ fn gate(
                 baseline.display(),
                 gitloom_eval::format_regressions(&regressions)
             );
-            failed.push(*name);
+            failed.push(name.as_str());
         }
     }
     if json {

@@ -11,6 +11,7 @@ mod op_check;
 mod render;
 mod serve_cmd;
 mod storage_cmd;
+mod suite_cmd;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

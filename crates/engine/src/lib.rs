@@ -42,7 +42,10 @@ pub use gitloom_index::{IndexStats, Problem, TopicCount, TreeListing};
 pub use read::arm::{Arm, PerArm};
 pub use read::config::{EvidenceBars, NEVER, Priors, RetrieveConfig};
 pub use read::evidence::{Evidence, Support};
-pub use read::hit::{ArmCandidates, ArmScore, GraphStep, Hit, HitSection, Retrieval};
+pub use read::fusion::Fusion;
+pub use read::hit::{
+    ArmCandidates, ArmScore, GraphStep, Hit, HitSection, Judgement, Refusal, Retrieval, Verdict,
+};
 pub use read::request::RetrieveRequest;
 pub use read::rerank::{RerankCandidate, Reranker};
 pub use remember::RememberRequest;

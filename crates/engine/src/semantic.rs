@@ -32,6 +32,15 @@ pub struct SemanticCut {
 }
 
 impl SemanticCut {
+    /// No cut: every candidate scanned is kept (an infinite margin puts the adaptive
+    /// cut below any floor; the floors are below any cosine). For score fusion,
+    /// which ranks by the cosines themselves.
+    pub const KEEP_ALL: SemanticCut = SemanticCut {
+        cue_floor: -1.0,
+        body_floor: -1.0,
+        margin: f32::INFINITY,
+    };
+
     /// Defaults per model id; unknown models get a permissive floor (rank, don't cut).
     pub fn for_model(model_id: &str) -> SemanticCut {
         if model_id.starts_with("minilm-l6-v2") {
@@ -327,6 +336,20 @@ impl Semantic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keep_all_cuts_nothing_even_when_every_score_is_equal() {
+        let k = SemanticCut::KEEP_ALL;
+        assert_eq!(
+            adaptive_cutoff(&[0.9, 0.5, 0.1], k.body_floor, k.margin),
+            -1.0
+        );
+        assert_eq!(
+            adaptive_cutoff(&[0.4, 0.4, 0.4], k.cue_floor, k.margin),
+            -1.0
+        );
+        assert_eq!(adaptive_cutoff(&[-0.2], k.cue_floor, k.margin), -1.0);
+    }
 
     #[test]
     fn cutoff_follows_the_distribution_and_respects_the_floor() {

@@ -81,6 +81,67 @@ pub fn asks_about_past(query: &str) -> bool {
         || has_seq(&ws, &["use", "to"])
 }
 
+/// Which time a question asks about, read from its markers and tense; it decides
+/// whether superseded and ended memories sink, rise or stay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Orientation {
+    /// The current state ("where do I live", "who's my manager now", "am I still…"):
+    /// what was superseded or has ended is not the answer.
+    Present,
+    /// An earlier state, said outright ("before", "previously", "used to", "my old
+    /// …"): what was superseded or has ended is the answer.
+    Past,
+    /// Past tense without such a marker ("when did I sell the car", "what did I pay
+    /// for it"): an event, old or new; neither sinks nor rises.
+    PastTense,
+    /// Whether something held over time ("was I always…", "has it ever…", "the
+    /// same … the whole way through"): the old and the new state together.
+    Across,
+}
+
+/// Auxiliaries and copulas by tense, for [`orientation`].
+const PAST_TENSE: &[&str] = &["was", "were", "did", "had", "didn't", "wasn't", "weren't"];
+const PRESENT_TENSE: &[&str] = &[
+    "is", "are", "am", "do", "does", "has", "have", "can", "will", "isn't", "aren't", "don't",
+    "doesn't", "haven't", "hasn't",
+];
+
+/// Reads a question's [`Orientation`]: markers of time over time first, then of the
+/// past, then the tense of its first auxiliary (a contraction counts: "what's",
+/// "who're"); present when nothing says otherwise.
+pub fn orientation(query: &str) -> Orientation {
+    let ws = words(query);
+    if ["always", "ever", "never", "whole"]
+        .iter()
+        .any(|w| has(&ws, w))
+        || has_seq(&ws, &["the", "same"])
+    {
+        return Orientation::Across;
+    }
+    if asks_about_past(query)
+        || ["originally", "old", "former", "formerly"]
+            .iter()
+            .any(|w| has(&ws, w))
+    {
+        return Orientation::Past;
+    }
+    for w in gitloom_model::words(query) {
+        let full = w.with_clitic();
+        if PAST_TENSE.contains(&full.as_str()) || PAST_TENSE.contains(&w.norm.as_str()) {
+            return Orientation::PastTense;
+        }
+        if PRESENT_TENSE.contains(&full.as_str())
+            || PRESENT_TENSE.contains(&w.norm.as_str())
+            || matches!(w.clitic.as_deref(), Some("s" | "re" | "m"))
+                && !matches!(w.norm.as_str(), "let")
+        {
+            return Orientation::Present;
+        }
+    }
+    Orientation::Present
+}
+
 /// Auxiliaries that follow a question word: "when *did*", "when *is*".
 const AUXILIARIES: &[&str] = &[
     "did", "do", "does", "was", "were", "is", "are", "will", "have", "has", "had", "should", "can",
@@ -330,6 +391,28 @@ pub fn classify(query: &str) -> Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn orientation_reads_markers_then_tense() {
+        use Orientation::*;
+        for (q, want) in [
+            ("where do I live", Present),
+            ("who's my manager now", Present),
+            ("am I still paying for the gym", Present),
+            ("what car", Present),
+            ("who was my manager before Mags", Past),
+            ("where did I use to live", Past),
+            ("what was my old car", Past),
+            ("what was the due date originally", Past),
+            ("when did I sell the car", PastTense),
+            ("what did Pepita's vet say", PastTense),
+            ("was I always vegetarian", Across),
+            ("has the same person been my tutor", Across),
+            ("have I ever been to Lisbon", Across),
+        ] {
+            assert_eq!(orientation(q), want, "{q}");
+        }
+    }
 
     #[test]
     fn advice_questions() {

@@ -41,5 +41,11 @@ pub fn shared_data() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
     let data = shared.join("data");
+    // Under CI missing data fails the test rather than letting it pass unchecked.
+    assert!(
+        data.is_dir() || std::env::var_os("CI").is_none(),
+        "test data {} is missing (set GITLOOM_SHARED to the folder holding data/)",
+        data.display()
+    );
     data.is_dir().then_some(data)
 }

@@ -615,6 +615,10 @@ fn a_body_cosine_under_the_cut_only_ranks_what_the_lexical_arm_found() {
         eprintln!("skipped: shared data not found");
         return;
     };
+    // The cut belongs to reciprocal-rank fusion; score fusion keeps every cosine.
+    let mut rrf = engine.config().clone();
+    rrf.fusion = gitloom_engine::Fusion::Rrf;
+    engine.set_config(rrf);
     let floor =
         f64::from(gitloom_engine::semantic::SemanticCut::for_model("minilm-l6-v2").body_floor);
     let under = |engine: &Engine| {
@@ -634,4 +638,162 @@ fn a_body_cosine_under_the_cut_only_ranks_what_the_lexical_arm_found() {
     cfg.corroborate = 9.0;
     engine.set_config(cfg);
     assert_eq!(under(&engine), Vec::new());
+}
+
+/// A store with one supersession edge and one ended memory, lexical only: the old
+/// dentist's memory says "dentist" more often, so without the priors it would win.
+fn dentist_store() -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    let files = [
+        (
+            "facts/health/dentist-ahmed.md",
+            "---\ntitle: Dentist is Dr Ahmed\ncues: [who is my dentist]\nentities: [\"Dr Ahmed (person)\"]\n---\nMy dentist is Dr Ahmed, the dentist on Hill Street; the dentist I trust.\n",
+        ),
+        (
+            "facts/health/dentist-okafor.md",
+            "---\ntitle: Dentist is Dr Okafor\nentities: [\"Dr Okafor (person)\"]\nsupersedes: facts/health/dentist-ahmed.md\n---\nI moved to Dr Okafor as my dentist.\n",
+        ),
+        (
+            "facts/home/flat-lease.md",
+            "---\ntitle: Lease on the Elm Road flat\nvalid_to: 2020-01-31\n---\nMy lease, my flat: the flat lease on Elm Road, a flat I loved.\n",
+        ),
+        (
+            "facts/home/house.md",
+            "---\ntitle: Living in the house on Oak Lane\n---\nI live in a house on Oak Lane now; the flat is behind me.\n",
+        ),
+    ];
+    for (path, text) in files {
+        engine.write(path, text.as_bytes(), None).expect("write");
+    }
+    // Other memories, so that "dentist" and "flat" are rare words of the store.
+    for (i, topic) in [
+        "bike", "garden", "violin", "chess", "bread", "kayak", "novel", "choir",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let text =
+            format!("---\ntitle: About my {topic}\n---\nNotes on the {topic}, number {i}.\n");
+        engine
+            .write(&format!("facts/misc/{topic}.md"), text.as_bytes(), None)
+            .expect("write");
+    }
+    (dir, engine)
+}
+
+#[test]
+fn a_present_question_of_any_shape_sinks_what_is_superseded_or_ended() {
+    let (_dir, engine) = dentist_store();
+    // An entity-shaped question ("who's my X") about the present, and a lookup.
+    for q in ["who's my dentist", "what dentist do I have"] {
+        let r = engine.retrieve(&RetrieveRequest::new(q)).expect("retrieve");
+        assert_eq!(
+            r.hits[0].path, "facts/health/dentist-okafor.md",
+            "{q}: {:?}",
+            r.hits
+        );
+        let old = r.hits.iter().find(|h| h.path.ends_with("dentist-ahmed.md"));
+        assert!(
+            old.is_none_or(|h| h.priors.contains(&"superseded".to_owned())),
+            "{q}: {old:?}"
+        );
+    }
+    // Without the prior the old memory, which says "dentist" more often, wins.
+    let mut off = engine.config().clone();
+    off.priors.superseded = 1.0;
+    let mut engine = engine;
+    engine.set_config(off);
+    assert_eq!(
+        top(&engine, "who's my dentist", 1),
+        ["facts/health/dentist-ahmed.md"]
+    );
+    engine.set_config(Default::default());
+    // A question about the past lifts the superseded memory.
+    let r = engine
+        .retrieve(&RetrieveRequest::new("who was my dentist before Dr Okafor"))
+        .expect("retrieve");
+    assert_eq!(
+        r.hits[0].path, "facts/health/dentist-ahmed.md",
+        "{:?}",
+        r.hits
+    );
+    // A `valid_to` that has passed sinks a memory as a successor would.
+    let r = engine
+        .retrieve(&RetrieveRequest::new("where is my flat"))
+        .expect("retrieve");
+    let lease = r.hits.iter().find(|h| h.path.ends_with("flat-lease.md"));
+    assert!(
+        lease.is_some_and(|h| h.priors.contains(&"ended".to_owned())),
+        "{:?}",
+        r.hits
+    );
+}
+
+#[test]
+fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    let files = [
+        (
+            "facts/people/hana.md",
+            "---\ntitle: Hana, my cousin\nentities: [\"Hana (person)\", \"Bistro Lune (organization)\"]\n---\nHana is my cousin; she cooks at Bistro Lune.\n",
+        ),
+        (
+            "facts/places/bistro-lune.md",
+            "---\ntitle: Bistro Lune\nentities: [\"Bistro Lune (organization)\"]\n---\nAt Bistro Lune the kitchen staff work from noon; opening hours are noon to eleven.\n",
+        ),
+    ];
+    for (path, text) in files {
+        engine.write(path, text.as_bytes(), None).expect("write");
+    }
+    for topic in ["bike", "garden", "violin", "chess", "bread", "kayak"] {
+        let text = format!("---\ntitle: About my {topic}\n---\nNotes on the {topic}.\n");
+        engine
+            .write(&format!("facts/misc/{topic}.md"), text.as_bytes(), None)
+            .expect("write");
+    }
+    let q = "what hours does Hana work";
+    let mut engine = engine;
+    let mut on = engine.config().clone();
+    on.anchor_join = true;
+    engine.set_config(on);
+    let mut found = top(&engine, q, 5);
+    found.sort();
+    assert_eq!(
+        found,
+        ["facts/people/hana.md", "facts/places/bistro-lune.md"]
+    );
+    // Alone, neither is an answer: one names Hana and holds nothing else of the
+    // question, the other holds the rest and does not name her.
+    let mut off = engine.config().clone();
+    off.anchor_join = false;
+    engine.set_config(off);
+    let mut req = RetrieveRequest::new(q);
+    req.explain = true;
+    let r = engine.retrieve(&req).expect("retrieve");
+    assert!(r.abstained, "{:?}", r.hits);
+    let judged = r.judged.expect("explain records the judgements");
+    assert!(
+        judged.iter().any(|j| j.path == "facts/people/hana.md"
+            && j.verdict
+                == gitloom_engine::Verdict::Refused {
+                    reason: gitloom_engine::Refusal::Unanchored
+                }),
+        "{judged:?}"
+    );
 }

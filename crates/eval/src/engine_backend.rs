@@ -107,6 +107,7 @@ impl Backend for EngineBackend {
                 "entities": h.entities, "graph": h.graph, "priors": h.priors,
             })).collect::<Vec<_>>(),
             "arms": r.explain,
+            "judged": r.judged,
             "warnings": r.warnings,
         });
         Ok(QueryResult {

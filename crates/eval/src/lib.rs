@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod data_root;
 pub mod engine_backend;
 pub mod gate;
 pub mod locomo;
@@ -32,6 +33,7 @@ pub mod memfile;
 pub mod metrics;
 pub mod probe;
 pub mod run;
+pub mod suite;
 
 pub use engine_backend::EngineBackend;
 

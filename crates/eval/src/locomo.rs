@@ -145,10 +145,25 @@ fn str_field<'a>(file: &Path, obj: &'a Value, key: &str, ctx: &str) -> Result<&'
     }
 }
 
+/// What a turn's memory holds besides the turn itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TurnContext {
+    /// The turn alone, as said (speaker, date, image caption): what a user would
+    /// write, and what the read path is scored on by default.
+    #[default]
+    Plain,
+    /// Also the end of the turn before it when this turn is short or follows a
+    /// question (see the module docs). That is conversation chunking, which is
+    /// ingestion's work (`gitloom ingest` with named speakers); kept to compare
+    /// with earlier figures.
+    Quoted,
+}
+
 /// Loads the file and builds one group per selected conversation.
 pub fn load(
     file: &Path,
     granularity: Granularity,
+    context: TurnContext,
     only: Option<&[String]>,
 ) -> Result<Dataset, EvalError> {
     let bytes = read_file(file)?;
@@ -177,6 +192,7 @@ pub fn load(
             c,
             sample_id,
             granularity,
+            context,
             &mut notes,
         )?);
     }
@@ -193,6 +209,7 @@ fn load_conversation(
     c: &Value,
     sample_id: &str,
     granularity: Granularity,
+    context: TurnContext,
     notes: &mut BTreeMap<String, u64>,
 ) -> Result<Group, EvalError> {
     let mut note = |k: &str, n: u64| {
@@ -337,10 +354,11 @@ fn load_conversation(
                     // turn would speak louder than the reply's own words.
                     let short = t.text.split_whitespace().count() < SHORT_TURN_WORDS;
                     let mut quoted: Vec<String> = Vec::new();
-                    if asked && short {
+                    let quoting = context == TurnContext::Quoted;
+                    if quoting && asked && short {
                         quoted.extend(earlier.clone());
                     }
-                    if asked || short {
+                    if quoting && (asked || short) {
                         quoted.extend(previous.clone());
                     }
                     let body = if quoted.is_empty() {
@@ -451,11 +469,8 @@ mod tests {
     use super::*;
     use crate::run::{RunOptions, run_locomo, testing::Overlap};
 
-    const FILE: &str = "/work/shared/data/locomo/locomo-dev.json";
-
-    fn data() -> Option<&'static Path> {
-        let p = Path::new(FILE);
-        p.exists().then_some(p)
+    fn data_file() -> Option<std::path::PathBuf> {
+        crate::data_root::data_dir("locomo").map(|d| d.join("locomo-dev.json"))
     }
 
     #[test]
@@ -534,7 +549,7 @@ mod tests {
         ];
         for (text, want) in cases {
             std::fs::write(&f, &text).expect("write");
-            let e = load(&f, Granularity::Turn, None)
+            let e = load(&f, Granularity::Turn, TurnContext::Plain, None)
                 .expect_err(&text)
                 .to_string();
             assert!(
@@ -546,8 +561,9 @@ mod tests {
 
     #[test]
     fn dev_split_counts_and_quirks() {
-        let Some(f) = data() else { return };
-        let ds = load(f, Granularity::Turn, None).expect("load");
+        let Some(file) = data_file() else { return };
+        let f = file.as_path();
+        let ds = load(f, Granularity::Turn, TurnContext::Plain, None).expect("load");
         assert_eq!(ds.groups.len(), 6);
         let docs: usize = ds.groups.iter().map(|g| g.docs.len()).sum();
         assert_eq!(docs, 3435);
@@ -649,8 +665,18 @@ mod tests {
 
     #[test]
     fn short_turns_carry_their_context() {
-        let Some(f) = data() else { return };
-        let ds = load(f, Granularity::Turn, Some(&["conv-41".to_owned()])).expect("load");
+        let Some(file) = data_file() else { return };
+        let f = file.as_path();
+        let only = ["conv-41".to_owned()];
+        let plain = load(f, Granularity::Turn, TurnContext::Plain, Some(&only)).expect("load");
+        assert!(
+            plain.groups[0]
+                .docs
+                .iter()
+                .all(|d| !d.content.contains("\n> ")),
+            "plain turns quote nothing"
+        );
+        let ds = load(f, Granularity::Turn, TurnContext::Quoted, Some(&only)).expect("load");
         let body = |path: &str| {
             let d = ds.groups[0]
                 .docs
@@ -706,8 +732,15 @@ mod tests {
 
     #[test]
     fn session_granularity() {
-        let Some(f) = data() else { return };
-        let ds = load(f, Granularity::Session, Some(&["conv-26".to_owned()])).expect("load");
+        let Some(file) = data_file() else { return };
+        let f = file.as_path();
+        let ds = load(
+            f,
+            Granularity::Session,
+            TurnContext::Plain,
+            Some(&["conv-26".to_owned()]),
+        )
+        .expect("load");
         assert_eq!(ds.groups.len(), 1);
         assert_eq!(ds.groups[0].docs.len(), 19);
         assert!(
@@ -725,12 +758,21 @@ mod tests {
             painted.label.gold(),
             ["facts/conv-26/s08.md", "facts/conv-26/s09.md"]
         );
-        assert!(load(f, Granularity::Session, Some(&["conv-99".to_owned()])).is_err());
+        assert!(
+            load(
+                f,
+                Granularity::Session,
+                TurnContext::Plain,
+                Some(&["conv-99".to_owned()])
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn conv26_end_to_end_with_toy_backend() {
-        let Some(f) = data() else { return };
+        let Some(file) = data_file() else { return };
+        let f = file.as_path();
         let opts = RunOptions {
             only: Some(vec!["conv-26".into()]),
             ..RunOptions::default()

@@ -247,8 +247,6 @@ mod tests {
     use super::*;
     use crate::run::{RunOptions, run_dataset, testing::Overlap};
 
-    const FILE: &str = "/work/shared/data/longmemeval/longmemeval_s-dev.json";
-
     fn msg(role: &str, content: &str, has: Option<bool>) -> Message {
         Message {
             role: role.into(),
@@ -385,10 +383,11 @@ mod tests {
 
     #[test]
     fn dev_split() {
-        let f = Path::new(FILE);
-        if !f.exists() {
+        let Some(dir) = crate::data_root::data_dir("longmemeval") else {
             return;
-        }
+        };
+        let file = dir.join("longmemeval_s-dev.json");
+        let f = file.as_path();
         let instances = read(f).expect("read");
         assert_eq!(instances.len(), 98);
         let mut notes = BTreeMap::new();

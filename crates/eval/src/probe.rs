@@ -186,11 +186,8 @@ mod tests {
     use super::*;
     use crate::run::{RunOptions, run_probe, testing::Overlap};
 
-    const DATA: &str = "/work/shared/data/probe";
-
-    fn data() -> Option<&'static Path> {
-        let p = Path::new(DATA);
-        p.join("queries.jsonl").exists().then_some(p)
+    fn data_dir() -> Option<std::path::PathBuf> {
+        crate::data_root::data_dir("probe")
     }
 
     #[test]
@@ -228,7 +225,8 @@ mod tests {
 
     #[test]
     fn probe_end_to_end_with_toy_backend() {
-        let Some(dir) = data() else { return };
+        let Some(dir) = data_dir() else { return };
+        let dir = dir.as_path();
         let out = tempfile::tempdir().expect("tempdir");
         let log = out.path().join("per-query.jsonl");
         let calls = std::cell::Cell::new(0);
@@ -314,7 +312,8 @@ mod tests {
 
     #[test]
     fn only_selects_queries_and_rejects_unknown_ids() {
-        let Some(dir) = data() else { return };
+        let Some(dir) = data_dir() else { return };
+        let dir = dir.as_path();
         let q = dir.join("queries.jsonl");
         let ds = load(dir, &q, Some(&["a01".to_owned(), "a02".to_owned()])).expect("load");
         assert_eq!(ds.groups[0].queries.len(), 2);

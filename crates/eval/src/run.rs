@@ -46,6 +46,7 @@ impl std::fmt::Display for Granularity {
 }
 
 /// Options shared by every runner.
+#[derive(Clone)]
 pub struct RunOptions<'a> {
     /// `--limit`: hits the user sees; used for corpus_return_ratio and abstention. The backend
     /// is asked for `max(limit, 20)` so that the @k metrics up to 20 exist.
@@ -61,6 +62,8 @@ pub struct RunOptions<'a> {
     pub progress: Option<&'a dyn Fn(usize, usize)>,
     /// Copied into the report's `build`.
     pub build: String,
+    /// LoCoMo turns: plain (default) or with the turn before quoted.
+    pub turn_context: crate::locomo::TurnContext,
 }
 
 impl Default for RunOptions<'_> {
@@ -72,6 +75,7 @@ impl Default for RunOptions<'_> {
             only: None,
             progress: None,
             build: String::new(),
+            turn_context: crate::locomo::TurnContext::Plain,
         }
     }
 }
@@ -161,7 +165,7 @@ pub fn run_locomo(
     opts: &RunOptions<'_>,
 ) -> Result<Report, EvalError> {
     let g = opts.granularity.unwrap_or(Granularity::Turn);
-    let ds = crate::locomo::load(file, g, opts.only.as_deref())?;
+    let ds = crate::locomo::load(file, g, opts.turn_context, opts.only.as_deref())?;
     run_dataset(backend, ds, opts)
 }
 

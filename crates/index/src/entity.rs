@@ -215,3 +215,27 @@ pub(crate) fn which_mention(
     }
     Ok(out)
 }
+
+/// The entities each of `paths` mentions (ids), for paths that mention any.
+pub(crate) fn entities_of(
+    idx: &Index,
+    paths: &[&str],
+) -> Result<std::collections::HashMap<String, Vec<i64>>, IndexError> {
+    let op = "entity mentions";
+    let mut st = idx
+        .conn
+        .prepare_cached("SELECT entity_id FROM mentions WHERE path = ?1 ORDER BY entity_id")
+        .map_err(idx.err(op))?;
+    let mut out = std::collections::HashMap::new();
+    for p in paths {
+        let ids = st
+            .query_map([p], |r| r.get::<_, i64>(0))
+            .map_err(idx.err(op))?
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(idx.err(op))?;
+        if !ids.is_empty() {
+            out.insert((*p).to_owned(), ids);
+        }
+    }
+    Ok(out)
+}

@@ -315,7 +315,6 @@ fn decorate(
     any: &str,
     cands: &[Cand],
 ) -> Result<Decorations, IndexError> {
-    let op = "lexical decoration";
     let ids: Vec<Value> = cands.iter().map(|c| Value::Integer(c.id)).collect();
     let placeholders = (2..ids.len() + 2)
         .map(|i| format!("?{i}"))
@@ -327,28 +326,9 @@ fn decorate(
         v
     };
 
-    // Which terms each hit contains.
-    let mut matched: HashMap<i64, Vec<String>> = HashMap::new();
-    // Asked of every candidate, lexical hit or not: `details` decorates files other
-    // arms found, which need not contain any term.
-    if !cands.is_empty() {
-        let sql = format!("SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid IN ({placeholders})");
-        let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
-        for t in &terms.terms {
-            let rows = st
-                .query_map(
-                    params_from_iter(bind(&QueryTerms::clause(t, &idx.vocab))),
-                    |r| r.get::<_, i64>(0),
-                )
-                .map_err(idx.err(op))?;
-            for id in rows {
-                matched
-                    .entry(id.map_err(idx.err(op))?)
-                    .or_default()
-                    .push(t.clone());
-            }
-        }
-    }
+    // Which terms each candidate holds, and their IDF-weighted share.
+    let ids_only: Vec<i64> = cands.iter().map(|c| c.id).collect();
+    let (matched, coverage) = crate::coverage::matches(idx, terms, &ids_only)?;
 
     // Snippets: body, else summary, else title.
     let mut snippets: HashMap<i64, String> = HashMap::new();
@@ -467,33 +447,6 @@ fn decorate(
         }
     }
 
-    // Coverage: the IDF-weighted share of query terms the file holds. Unlike BM25 it
-    // is comparable across queries and corpora, so the evidence floor can use it.
-    let mut coverage = HashMap::new();
-    if !cands.is_empty() && !terms.terms.is_empty() {
-        let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;
-        let n = n as f64;
-        let idf: HashMap<&str, f64> = terms
-            .terms
-            .iter()
-            .zip(&dfs)
-            .map(|(t, df)| {
-                (
-                    t.as_str(),
-                    (1.0 + (n - *df as f64 + 0.5) / (*df as f64 + 0.5)).ln(),
-                )
-            })
-            .collect();
-        // Summed in query order: a HashMap's order would change the last bits between runs.
-        let total: f64 = terms.terms.iter().filter_map(|t| idf.get(t.as_str())).sum();
-        for c in cands {
-            let got: f64 = matched
-                .get(&c.id)
-                .map(|m| m.iter().filter_map(|t| idf.get(t.as_str())).sum())
-                .unwrap_or(0.0);
-            coverage.insert(c.id, if total > 0.0 { got / total } else { 0.0 });
-        }
-    }
     Ok((matched, snippets, sections, coverage))
 }
 

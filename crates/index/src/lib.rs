@@ -18,6 +18,7 @@
 //! empty index on [`Index::open`] ([`OpenStatus::Reset`]) rather than reported as an error.
 #![forbid(unsafe_code)]
 
+mod coverage;
 mod doc_freq;
 mod entity;
 mod error;
@@ -38,6 +39,7 @@ mod vocab;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use coverage::TermMatch;
 pub use entity::{EntityHit, EntityMatch};
 pub use error::IndexError;
 pub use files::{FileRow, PriorFacts, Stamp};
@@ -177,6 +179,16 @@ impl Index {
         lexical::details(self, text, paths)
     }
 
+    /// The query's terms each of `paths` holds and their IDF-weighted share
+    /// (coverage), for files any arm found.
+    pub fn term_matches(
+        &self,
+        text: &str,
+        paths: &[&str],
+    ) -> Result<HashMap<String, TermMatch>, IndexError> {
+        coverage::by_path(self, text, paths)
+    }
+
     /// Known entities named in a query (n-grams; persons also by first name).
     pub fn entities_in(&self, query: &str) -> Result<Vec<EntityMatch>, IndexError> {
         entity::entities_in(self, query)
@@ -194,7 +206,6 @@ impl Index {
         units::units(self, paths)
     }
 
-    /// Supersession, validity and confidence of one file, for the read path's priors.
     /// Which of `paths` mention any of `entities` (ids from [`Index::entities_in`],
     /// common ones included): for the read path's `named` prior.
     pub fn which_mention(
@@ -205,6 +216,12 @@ impl Index {
         entity::which_mention(self, entities, paths)
     }
 
+    /// The entities (ids) each of `paths` mentions; paths mentioning none are left out.
+    pub fn entities_of(&self, paths: &[&str]) -> Result<HashMap<String, Vec<i64>>, IndexError> {
+        entity::entities_of(self, paths)
+    }
+
+    /// Supersession, validity and confidence of one file, for the read path's priors.
     pub fn prior_facts(&self, path: &str) -> Result<Option<PriorFacts>, IndexError> {
         files::prior_facts(self, path)
     }

@@ -158,6 +158,11 @@ const STOPWORDS: &[&str] = &[
     // what contractions leave once split (what's → what s, don't → don t, I've → i ve)
     "s", "t", "d", "ll", "ve", "re", "m", "don", "doesn", "didn", "isn", "aren", "wasn", "weren",
     "won", "wouldn", "cannot", "haven", "hasn", "hadn", "shouldn", "couldn",
+    // the same contractions typed without their apostrophe ("whats", "im", "dont");
+    // not those that spell another word ("ill", "id", "well", "shell", "its" is above)
+    "whats", "whos", "wheres", "whens", "hows", "whys", "thats", "theres", "im", "ive", "youre",
+    "youve", "theyre", "weve", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt",
+    "werent", "wont", "wouldnt", "shouldnt", "couldnt", "mustnt", "havent", "hasnt", "hadnt",
 ];
 
 /// True for a folded word that never becomes a search term (single letters too).
@@ -228,6 +233,7 @@ mod tests {
         assert_eq!(content_terms("who is my 2nd cousin, I"), ["2nd", "cousin"]);
         assert!(content_terms("what is it?").is_empty());
         assert!(!is_stopword("7"));
+        assert_eq!(content_terms("whats the plan, im off"), ["plan", "off"]);
     }
 
     #[test]

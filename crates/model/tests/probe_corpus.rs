@@ -9,6 +9,12 @@ fn probe_memories() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
     let dir = shared.join("data/probe/memories");
+    // Under CI missing data fails the test rather than letting it pass unchecked.
+    assert!(
+        dir.is_dir() || std::env::var_os("CI").is_none(),
+        "test data {} is missing (set GITLOOM_SHARED to the folder holding data/)",
+        dir.display()
+    );
     dir.is_dir().then_some(dir)
 }
 

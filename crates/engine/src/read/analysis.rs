@@ -11,7 +11,7 @@ use super::config::RetrieveConfig;
 use super::request::RetrieveRequest;
 use crate::asked::Demand;
 use crate::error::Result;
-use crate::shape::{self, Shape};
+use crate::shape::{self, Orientation, Shape};
 use crate::when::Window;
 
 /// What the read path knows about a question before it looks at any memory.
@@ -21,8 +21,8 @@ pub(crate) struct Analysis {
     /// Content terms (stopwords removed), as the lexical arm sees them.
     pub terms: Vec<String>,
     pub shape: Shape,
-    /// It asks about a past state ("before", "used to"): superseded memories answer.
-    pub past: bool,
+    /// Which time it asks about: whether superseded and ended memories sink or rise.
+    pub orientation: Orientation,
     /// It asks the assistant for advice (`shape::seeks_advice`).
     pub advice: bool,
     /// The moment it is asked, in seconds since the epoch.
@@ -49,11 +49,12 @@ impl Analysis {
             .ok()
             .and_then(|t| crate::when::relative_window(q, t))
             .filter(|_| cfg.priors.when != 1.0);
+        let terms = gitloom_model::content_terms(q);
         Ok(Analysis {
             query: req.query.clone(),
-            terms: gitloom_model::content_terms(q),
+            terms,
             shape: shape::classify(q),
-            past: shape::asks_about_past(q),
+            orientation: shape::orientation(q),
             advice: shape::seeks_advice(q),
             now,
             // A question with a span of its own ("four weeks ago") has the `when` prior.

@@ -9,7 +9,7 @@ use gitloom_index::{Index, LexicalQuery};
 use super::analysis::Analysis;
 use super::arm::Arm;
 use super::config::RetrieveConfig;
-use super::fusion::ArmList;
+use super::fusion::{ArmList, Fusion};
 use super::request::{RetrieveRequest, in_scope};
 use super::timings::Timings;
 use crate::error::Result;
@@ -69,9 +69,13 @@ pub(crate) fn run(
     if let Some((sem, qv)) = semantic {
         timings.start();
         let lexical_paths: HashSet<&str> = lexical.iter().map(|h| h.path.as_str()).collect();
-        let cut = cfg
-            .semantic
-            .unwrap_or_else(|| SemanticCut::for_model(sem.model_id()));
+        // Reciprocal rank counts a poor cosine at rank 3 as much as a good one, so
+        // its lists are cut where the distribution falls off; score fusion weighs
+        // each cosine itself and keeps them all.
+        let cut = cfg.semantic.unwrap_or_else(|| match cfg.fusion {
+            Fusion::Rrf => SemanticCut::for_model(sem.model_id()),
+            Fusion::Scores => SemanticCut::KEEP_ALL,
+        });
         match sem.search(index, commit, qv, depth, cut, &|p| in_scope(req, p)) {
             Ok(hits) => {
                 for (p, _, label) in &hits.cues {

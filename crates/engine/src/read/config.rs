@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::arm::PerArm;
+use super::fusion::Fusion;
 use crate::semantic::SemanticCut;
 
 /// The evidence floor: raw-score bars per arm. Lexical bars are on coverage (the
@@ -64,6 +65,16 @@ pub struct Priors {
     /// when (`shape::asks_when`) and names no span of its own.
     #[serde(default = "one")]
     pub says_when: f64,
+    /// A memory whose `valid_to` has passed and that nothing supersedes, when the
+    /// question asks about the present. Milder than `superseded`: no newer memory
+    /// answers instead, and "am I still…" is answered by the memory that says when
+    /// it ended.
+    #[serde(default = "ended")]
+    pub ended: f64,
+}
+
+fn ended() -> f64 {
+    0.8
 }
 
 fn one() -> f64 {
@@ -73,6 +84,7 @@ fn one() -> f64 {
 /// Knobs of the read path. Defaults are the operating point calibrated on the dev
 /// data (see BENCHMARKS.md).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct RetrieveConfig {
     /// Reciprocal-rank constant.
     pub rrf_k: f64,
@@ -95,6 +107,9 @@ pub struct RetrieveConfig {
     /// cues (question-shaped keys) matches the question at least this closely: "how
     /// long did I last at Acme" is about the Acme memory although "long" is not in it.
     pub anchor_cue: f64,
+    /// A memory naming the entity is also anchored when memories linked to it hold
+    /// the rest of the question (a multi-hop answer); see `judge.rs`.
+    pub anchor_join: bool,
     /// Lexical coverage alone is strong evidence only when at least this many
     /// distinct query terms matched (or all of them did): one shared word ("type" in
     /// "what is my blood type") is no answer.
@@ -110,6 +125,13 @@ pub struct RetrieveConfig {
     /// A body cosine under the semantic cut still ranks a memory the lexical arm
     /// found, down to this cosine; above 1 disables.
     pub corroborate: f64,
+    /// How arm lists are fused. Scores by default: on the four probe personas
+    /// reciprocal rank let a weak lexical match on one incidental word outrank a
+    /// paraphrase (BENCHMARKS.md, "Fusion").
+    pub fusion: Fusion,
+    /// Score fusion: the share of lexical coverage (0..1, IDF-weighted) added to
+    /// the best cosine.
+    pub lexical_share: f64,
 }
 
 impl RetrieveConfig {
@@ -118,9 +140,17 @@ impl RetrieveConfig {
     pub fn from_json_overrides(text: &str) -> std::result::Result<RetrieveConfig, String> {
         let overrides: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        let mut base =
-            serde_json::to_value(RetrieveConfig::default()).map_err(|e| e.to_string())?;
-        merge(&mut base, &overrides)?;
+        RetrieveConfig::default().with_overrides(&overrides)
+    }
+
+    /// This configuration with `overrides` merged over it, as
+    /// [`RetrieveConfig::from_json_overrides`] merges over the defaults.
+    pub fn with_overrides(
+        &self,
+        overrides: &serde_json::Value,
+    ) -> std::result::Result<RetrieveConfig, String> {
+        let mut base = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        merge(&mut base, overrides)?;
         serde_json::from_value(base).map_err(|e| e.to_string())
     }
 }
@@ -193,15 +223,19 @@ impl Default for RetrieveConfig {
                 named: 2.0,
                 named_subject: true,
                 says_when: 1.5,
+                ended: ended(),
             },
             semantic: None,
             graph_sources: 3,
             entity_anchor: 0.5,
             anchor_cue: 0.8,
+            anchor_join: true,
             lexical_min_terms: 2,
             advice_lexical: 0.0,
             answer_type: true,
             corroborate: 0.0,
+            fusion: Fusion::Scores,
+            lexical_share: 0.2,
         }
     }
 }

@@ -1,10 +1,20 @@
-//! Weighted reciprocal-rank fusion of peer arms.
+//! Fusion of peer arms into one ordering, two ways ([`Fusion`]):
 //!
-//! Each arm contributes `weight / (k + rank)` for every candidate it ranked; an arm
-//! runs once and is counted once (improvement plan R5). The fused score orders the
-//! hits; whether a hit is *evidence* is decided on raw arm scores (see `evidence.rs`).
+//! - reciprocal rank (`rrf`): each arm contributes `weight / (k + rank)` for every
+//!   candidate it ranked, whatever its score;
+//! - scores (`scores`): a candidate's best cosine (cue or body) plus a share of its
+//!   lexical coverage (the IDF-weighted share of the query's terms it holds) and
+//!   its graph signal (the entity arm finds candidates; its hits are anchored by the
+//!   judge, not scored here). A weak lexical match on one incidental word then
+//!   adds little, and cannot outrank a strong semantic match by rank alone.
+//!
+//! Either way an arm runs once and is counted once per candidate (improvement plan
+//! R5). The fused score orders the hits; whether a hit is *evidence* is decided on
+//! raw arm scores (see `evidence.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
 
 use super::arm::Arm;
 
@@ -24,7 +34,124 @@ pub struct Fused {
     pub arms: BTreeMap<Arm, (f64, usize)>,
 }
 
-/// Fuses arm lists. Ties break on the key so the order is deterministic.
+/// How arm lists are fused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Weighted reciprocal rank.
+    Rrf,
+    /// Raw scores: best cosine + a share of lexical coverage + the graph signal.
+    Scores,
+}
+
+/// The fusion a retrieval uses, with what it needs to know beyond the lists.
+pub(crate) enum Fuser {
+    Rrf {
+        k: f64,
+    },
+    Scores {
+        coverage: HashMap<String, f64>,
+        /// The share of lexical coverage (0..1) added to the best cosine.
+        lexical_share: f64,
+    },
+}
+
+impl Fuser {
+    /// The configured fusion for `q`; score fusion reads every candidate's coverage
+    /// once (graph neighbours, found later, are no lexical candidates).
+    pub fn new(
+        index: &gitloom_index::Index,
+        q: &super::analysis::Analysis,
+        cfg: &super::config::RetrieveConfig,
+        lists: &[ArmList],
+    ) -> crate::error::Result<Fuser> {
+        // Score fusion is defined over cosines; with no vectors (no embedder, or
+        // the query's embedding failed) only ranks are left to fuse.
+        let cosines = lists
+            .iter()
+            .any(|l| matches!(l.arm, Arm::Cues | Arm::Bodies));
+        Ok(match cfg.fusion {
+            Fusion::Scores if cosines => {
+                let mut paths: Vec<&str> = lists
+                    .iter()
+                    .flat_map(|l| l.items.iter().map(|(p, _)| p.as_str()))
+                    .collect();
+                paths.sort_unstable();
+                paths.dedup();
+                let coverage = index
+                    .term_matches(&q.query, &paths)?
+                    .into_iter()
+                    .map(|(p, m)| (p, m.coverage))
+                    .collect();
+                // The lexical arm's weight already carries `advice_lexical`.
+                Fuser::Scores {
+                    coverage,
+                    lexical_share: cfg.lexical_share,
+                }
+            }
+            Fusion::Scores | Fusion::Rrf => Fuser::Rrf { k: cfg.rrf_k },
+        })
+    }
+
+    pub fn fuse(&self, lists: &[ArmList]) -> Vec<Fused> {
+        match self {
+            Fuser::Rrf { k } => fuse(lists, *k),
+            Fuser::Scores {
+                coverage,
+                lexical_share,
+            } => fuse_scores(lists, coverage, *lexical_share),
+        }
+    }
+}
+
+/// Fuses arm lists by their raw scores (see the module docs); `coverage` holds each
+/// candidate's lexical coverage. Ties break on the key.
+pub fn fuse_scores(
+    arms: &[ArmList],
+    coverage: &HashMap<String, f64>,
+    lexical_share: f64,
+) -> Vec<Fused> {
+    let mut out = collect(arms);
+    let weight = |arm: Arm| arms.iter().find(|a| a.arm == arm).map_or(0.0, |a| a.weight);
+    for f in &mut out {
+        let raw = |arm: Arm| f.arms.get(&arm).map(|(s, _)| *s);
+        let cosine = [Arm::Cues, Arm::Bodies]
+            .into_iter()
+            .filter_map(|a| raw(a).map(|s| s * weight(a)))
+            .fold(0.0f64, f64::max);
+        let lexical =
+            lexical_share * weight(Arm::Lexical) * coverage.get(&f.key).copied().unwrap_or(0.0);
+        // A graph neighbour's raw score is already a share of its source's score.
+        let graph = raw(Arm::Graph).map_or(0.0, |s| s * weight(Arm::Graph));
+        f.score = cosine + lexical + graph;
+    }
+    sort(&mut out);
+    out
+}
+
+/// Every candidate once, with each arm's raw score and rank (score 0).
+fn collect(arms: &[ArmList]) -> Vec<Fused> {
+    let mut by_key: BTreeMap<&str, Fused> = BTreeMap::new();
+    for arm in arms {
+        for (i, (key, raw)) in arm.items.iter().enumerate() {
+            let entry = by_key.entry(key.as_str()).or_insert_with(|| Fused {
+                key: key.clone(),
+                score: 0.0,
+                arms: BTreeMap::new(),
+            });
+            // A key listed twice by one arm counts once, at its best rank.
+            entry.arms.entry(arm.arm).or_insert((*raw, i + 1));
+        }
+    }
+    by_key.into_values().collect()
+}
+
+fn sort(out: &mut [Fused]) {
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+}
+
+/// Fuses arm lists by weighted reciprocal rank. Ties break on the key so the order
+/// is deterministic.
 pub fn fuse(arms: &[ArmList], k: f64) -> Vec<Fused> {
     let mut by_key: BTreeMap<&str, Fused> = BTreeMap::new();
     for arm in arms {
@@ -87,5 +214,52 @@ mod tests {
         assert_eq!(f.len(), 2);
         assert_eq!(f[0].key, "a");
         assert!((f[1].score - 1.0 / 61.0).abs() < 1e-12);
+    }
+
+    fn scored(arm: Arm, weight: f64, items: &[(&str, f64)]) -> ArmList {
+        ArmList {
+            arm,
+            weight,
+            items: items.iter().map(|(k, s)| ((*k).to_owned(), *s)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_weak_lexical_match_cannot_outrank_a_strong_semantic_one() {
+        // `lex` is the lexical arm's first hit on one incidental word (coverage 0.2)
+        // with a poor cosine; `para` is a paraphrase sharing no word, cosine 0.62.
+        let lists = [
+            scored(Arm::Lexical, 1.0, &[("lex", 7.5)]),
+            scored(Arm::Cues, 1.0, &[("para", 0.62), ("lex", 0.30)]),
+            scored(Arm::Bodies, 1.0, &[("para", 0.55), ("lex", 0.41)]),
+        ];
+        let coverage = HashMap::from([("lex".to_owned(), 0.2)]);
+        let f = fuse_scores(&lists, &coverage, 0.3);
+        assert_eq!(f[0].key, "para");
+        assert!(
+            (f[0].score - 0.62).abs() < 1e-12,
+            "best cosine, no lexical share"
+        );
+        assert!((f[1].score - (0.41 + 0.3 * 0.2)).abs() < 1e-12);
+        // Reciprocal rank puts `lex` first: it is ranked by two arms and first by one.
+        let r = fuse(&lists, 60.0);
+        assert_eq!(r[0].key, "lex");
+        // Full coverage of the question does lift a lexical match over the cosine gap.
+        let coverage = HashMap::from([("lex".to_owned(), 1.0)]);
+        assert_eq!(fuse_scores(&lists, &coverage, 0.3)[0].key, "lex");
+    }
+
+    #[test]
+    fn score_fusion_weighs_each_arm_and_counts_a_graph_neighbour_once() {
+        let lists = [
+            scored(Arm::Cues, 0.5, &[("a", 0.8)]),
+            scored(Arm::Bodies, 1.0, &[("a", 0.5), ("b", 0.45)]),
+            scored(Arm::Graph, 1.0, &[("b", 0.1), ("b", 0.05)]),
+        ];
+        let f = fuse_scores(&lists, &HashMap::new(), 0.3);
+        // a: max(0.5 * 0.8, 0.5) = 0.5; b: 0.45 + 0.1 (its best graph step).
+        assert_eq!(f[0].key, "b");
+        assert!((f[0].score - 0.55).abs() < 1e-12);
+        assert!((f[1].score - 0.5).abs() < 1e-12);
     }
 }

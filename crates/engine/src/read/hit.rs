@@ -91,5 +91,51 @@ pub struct Retrieval {
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<ArmCandidates>>,
+    /// With `explain`: every candidate of the fused head as it was judged, kept or
+    /// refused, and why (the answer to "why did it abstain").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judged: Option<Vec<Judgement>>,
     pub build: &'static str,
+}
+
+/// One candidate of the fused head, as the judge saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judgement {
+    pub path: String,
+    /// Fused score after priors (before the gates' demotions).
+    pub score: f64,
+    pub arms: BTreeMap<Arm, ArmScore>,
+    /// The IDF-weighted share of the query's terms it holds.
+    pub coverage: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matched_terms: Vec<String>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// What the judge decided about a candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "verdict")]
+pub enum Verdict {
+    /// Returned, with this evidence.
+    Kept { evidence: Evidence },
+    /// Not returned.
+    Refused { reason: Refusal },
+}
+
+/// Why a candidate was not returned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "why")]
+pub enum Refusal {
+    /// It clears no bar, not even a weak one.
+    BelowFloor,
+    /// The question asks about a name it neither mentions nor contains.
+    NotNamed,
+    /// It does not name the entity the question asks about, or holds too little of
+    /// the rest of the question.
+    Unanchored,
+    /// It lacks what the question's answer type demands (`lacks` says what).
+    Lacks { lacks: String },
+    /// It cleared one weak bar, but nothing in the answer is evidence.
+    NoEvidence,
 }

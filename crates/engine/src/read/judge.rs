@@ -13,7 +13,7 @@ use super::config::RetrieveConfig;
 use super::evidence::{Evidence, context, evidence};
 use super::fusion::Fused;
 use super::gates::Anchor;
-use super::hit::GraphStep;
+use super::hit::{ArmScore, GraphStep, Judgement, Refusal, Verdict};
 use crate::error::Result;
 use crate::shape::Shape;
 
@@ -26,7 +26,35 @@ pub(crate) struct Judged<'a> {
     pub details: Option<LexicalHit>,
 }
 
-/// Judges `head` in fused order. `notes` gains the gates' demotions and refusals.
+/// The judge's record of the head: what was kept and what was refused, and why.
+pub(crate) type Record = Vec<Judgement>;
+
+fn judgement(f: &Fused, coverage: f64, matched: &[String], verdict: Verdict) -> Judgement {
+    Judgement {
+        path: f.key.clone(),
+        score: f.score,
+        arms: f
+            .arms
+            .iter()
+            .map(|(a, (s, r))| {
+                (
+                    *a,
+                    ArmScore {
+                        score: *s,
+                        rank: *r,
+                    },
+                )
+            })
+            .collect(),
+        coverage,
+        matched_terms: matched.to_vec(),
+        verdict,
+    }
+}
+
+/// Judges `head` in fused order. `notes` gains the gates' demotions and refusals;
+/// `record` (when asked for) every candidate's verdict.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn judge<'a>(
     index: &Index,
     head: &'a [Fused],
@@ -35,12 +63,19 @@ pub(crate) fn judge<'a>(
     body_cutoff: f64,
     steps: &HashMap<String, GraphStep>,
     notes: &mut HashMap<String, Vec<String>>,
+    mut record: Option<&mut Record>,
 ) -> Result<Vec<Judged<'a>>> {
+    let mut refuse = |f: &Fused, coverage: f64, matched: &[String], reason: Refusal| {
+        if let Some(r) = record.as_deref_mut() {
+            r.push(judgement(f, coverage, matched, Verdict::Refused { reason }));
+        }
+    };
     let keys: Vec<String> = head.iter().map(|f| f.key.clone()).collect();
     let mut details = index.lexical_details(&q.query, &keys)?;
-    let anchor = Anchor::new(&q.entities, &q.terms, q.shape);
     let cfg = floor_config(cfg, body_cutoff);
-    let mut out: Vec<Judged<'a>> = Vec::new();
+
+    // The floor, in fused order (a graph hit counts when its source is evidence).
+    let mut passed: Vec<Judged<'a>> = Vec::new();
     let mut evidence_paths: Vec<String> = Vec::new();
     for f in head {
         let d = details.remove(&f.key);
@@ -55,11 +90,8 @@ pub(crate) fn judge<'a>(
             &evidence_paths,
         )
         .or_else(|| context(&cfg, f, coverage)) else {
+            refuse(f, coverage, matched, Refusal::BelowFloor);
             continue;
-        };
-        let mut why = Evidence {
-            support,
-            anchored: false,
         };
         // "Who is Bruno": when the question is about a name, a memory that neither
         // mentions an entity of that name nor contains it is no answer, however
@@ -68,54 +100,64 @@ pub(crate) fn judge<'a>(
             && !f.arms.contains_key(&Arm::Entities)
             && coverage < cfg.evidence.weak.lexical
         {
+            refuse(f, coverage, matched, Refusal::NotNamed);
             continue;
         }
-        let mut score = f.score;
-        if cfg.entity_anchor > 0.0 && !anchor.aliases.is_empty() {
-            let named = f.arms.contains_key(&Arm::Entities) || anchor.mentions(matched);
-            let cue_says = f
-                .arms
-                .get(&Arm::Cues)
-                .is_some_and(|(c, _)| *c >= cfg.anchor_cue);
-            let anchored = named && (anchor.rest_share(matched) >= cfg.entity_anchor || cue_says);
-            if anchored {
-                why.anchored = true;
-            } else if anchor.soft {
-                score *= 0.5;
-                notes
-                    .entry(f.key.clone())
-                    .or_default()
-                    .push("unanchored".to_owned());
-            } else {
-                continue;
-            }
-        }
-        if !q.demands.is_empty() {
-            // Only for the rare question with a demand: its text is read here.
-            let text = index
-                .file(&f.key)?
-                .map(|r| {
-                    let summary = r.summary.unwrap_or_default();
-                    format!("{}\n{summary}\n{}\n{}", r.title, r.cues.join("\n"), r.body)
-                })
-                .unwrap_or_default();
-            if let Some(unmet) = q.demands.iter().find(|d| !d.met_by(&text)) {
-                notes
-                    .entry(f.key.clone())
-                    .or_default()
-                    .push(format!("lacks {}", unmet.label()));
-                continue;
-            }
-        }
+        let why = Evidence {
+            support,
+            anchored: false,
+        };
         if why.is_evidence() {
             evidence_paths.push(f.key.clone());
         }
-        out.push(Judged {
+        passed.push(Judged {
             fused: f,
-            score,
+            score: f.score,
             evidence: why,
             details: d,
         });
+    }
+
+    // The entity anchor, over the answer as a whole.
+    let anchor = Anchor::new(&q.entities, &q.terms, q.shape);
+    // The answer type, read first: a memory that lacks what the question demands is
+    // refused, and so cannot hold the rest of the question for a joined answer.
+    let lacks = lacking(index, &passed, q)?;
+    let verdicts = if cfg.entity_anchor > 0.0 && !anchor.aliases.is_empty() {
+        anchoring(index, &passed, &lacks, &anchor, q, &cfg)?
+    } else {
+        vec![Anchoring::NotAsked; passed.len()]
+    };
+    let mut out: Vec<Judged<'a>> = Vec::new();
+    for ((mut j, verdict), lack) in passed.into_iter().zip(verdicts).zip(lacks) {
+        let (coverage, matched) = j
+            .details
+            .as_ref()
+            .map_or((0.0, &[][..]), |d| (d.coverage, &d.matched_terms[..]));
+        match verdict {
+            Anchoring::NotAsked => {}
+            Anchoring::Anchored => j.evidence.anchored = true,
+            Anchoring::Unanchored if anchor.soft => {
+                j.score *= 0.5;
+                notes
+                    .entry(j.fused.key.clone())
+                    .or_default()
+                    .push("unanchored".to_owned());
+            }
+            Anchoring::Unanchored => {
+                refuse(j.fused, coverage, matched, Refusal::Unanchored);
+                continue;
+            }
+        }
+        if let Some(unmet) = lack {
+            notes
+                .entry(j.fused.key.clone())
+                .or_default()
+                .push(format!("lacks {unmet}"));
+            refuse(j.fused, coverage, matched, Refusal::Lacks { lacks: unmet });
+            continue;
+        }
+        out.push(j);
     }
     // Soft anchoring may have demoted some hits below others.
     out.sort_by(|a, b| {
@@ -126,7 +168,31 @@ pub(crate) fn judge<'a>(
     // The answer stands on its best evidence: with no hit that clears the floor
     // (a strong bar, or weak bars in two arms) nothing is returned; otherwise the
     // hits that clear one weak bar come along as context.
-    if !out.iter().any(|j| j.evidence.is_evidence()) {
+    let abstain = !out.iter().any(|j| j.evidence.is_evidence());
+    if let Some(r) = record {
+        for j in &out {
+            let coverage = j.details.as_ref().map_or(0.0, |d| d.coverage);
+            let matched = j.details.as_ref().map_or(&[][..], |d| &d.matched_terms[..]);
+            let verdict = if abstain {
+                Verdict::Refused {
+                    reason: Refusal::NoEvidence,
+                }
+            } else {
+                Verdict::Kept {
+                    evidence: j.evidence.clone(),
+                }
+            };
+            r.push(judgement(j.fused, coverage, matched, verdict));
+        }
+        // Fused order, as the head was judged.
+        let order: HashMap<&str, usize> = head
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.key.as_str(), i))
+            .collect();
+        r.sort_by_key(|j| order.get(j.path.as_str()).copied().unwrap_or(usize::MAX));
+    }
+    if abstain {
         out.clear();
     }
     Ok(out)
@@ -142,5 +208,161 @@ fn floor_config(cfg: &RetrieveConfig, body_cutoff: f64) -> Cow<'_, RetrieveConfi
         Cow::Owned(c)
     } else {
         Cow::Borrowed(cfg)
+    }
+}
+
+/// Per candidate, the label of the first demand of the question its text does not
+/// meet (`asked.rs`); all `None` for the usual question, which demands nothing.
+fn lacking(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Vec<Option<String>>> {
+    if q.demands.is_empty() {
+        return Ok(vec![None; passed.len()]);
+    }
+    let mut out = Vec::with_capacity(passed.len());
+    for j in passed {
+        // Only for the rare question with a demand: its text is read here.
+        let text = index
+            .file(&j.fused.key)?
+            .map(|r| {
+                let summary = r.summary.unwrap_or_default();
+                format!("{}\n{summary}\n{}\n{}", r.title, r.cues.join("\n"), r.body)
+            })
+            .unwrap_or_default();
+        out.push(
+            q.demands
+                .iter()
+                .find(|d| !d.met_by(&text))
+                .map(|d| d.label()),
+        );
+    }
+    Ok(out)
+}
+
+/// What the entity anchor says of one candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchoring {
+    /// The question names no known entity.
+    NotAsked,
+    /// It names the entity and holds the rest of the question, alone or joined
+    /// with a linked memory that holds the rest.
+    Anchored,
+    Unanchored,
+}
+
+/// The entity anchor over the candidates that passed the floor. A memory that names
+/// the entity is anchored when it holds enough of the rest of the question, when a
+/// cue of it matches the question closely, or when the rest it lacks is held by
+/// memories linked to it (a link, `related:`, `supersedes`, or an entity both
+/// mention): "can I page Ruth at midnight for a sev3" is answered by Ruth's memory
+/// and the paging rule about her team together. A memory that does not name the
+/// entity is anchored as the other half of such a join. "What camera does Arjun own"
+/// stays unanswered: Arjun's memory holds no camera, and the camera memories are
+/// not linked to him.
+fn anchoring(
+    index: &Index,
+    passed: &[Judged<'_>],
+    lacks: &[Option<String>],
+    anchor: &Anchor,
+    q: &Analysis,
+    cfg: &RetrieveConfig,
+) -> Result<Vec<Anchoring>> {
+    let matched = |j: &Judged<'_>| -> Vec<String> {
+        j.details
+            .as_ref()
+            .map(|d| d.matched_terms.clone())
+            .unwrap_or_default()
+    };
+    let named: Vec<bool> = passed
+        .iter()
+        .map(|j| j.fused.arms.contains_key(&Arm::Entities) || anchor.mentions(&matched(j)))
+        .collect();
+    let alone: Vec<bool> = passed
+        .iter()
+        .zip(&named)
+        .map(|(j, named)| {
+            let cue_says = j
+                .fused
+                .arms
+                .get(&Arm::Cues)
+                .is_some_and(|(c, _)| *c >= cfg.anchor_cue);
+            *named && (anchor.rest_share(&matched(j)) >= cfg.entity_anchor || cue_says)
+        })
+        .collect();
+    let mut out: Vec<Anchoring> = alone
+        .iter()
+        .map(|a| {
+            if *a {
+                Anchoring::Anchored
+            } else {
+                Anchoring::Unanchored
+            }
+        })
+        .collect();
+    if !cfg.anchor_join || !named.iter().any(|n| *n) {
+        return Ok(out);
+    }
+    // Joins: a named memory and the linked evidence that holds the rest it lacks.
+    let links = Links::of(index, passed, q)?;
+    for (i, j) in passed.iter().enumerate() {
+        // The pivot of a join is a memory about the entity (the entity arm found
+        // it: its frontmatter names it), not one whose text mentions the name in
+        // passing; a memory linked to a passing mention is about something else.
+        if !named[i] || alone[i] || !j.fused.arms.contains_key(&Arm::Entities) {
+            continue;
+        }
+        let mut held = matched(j);
+        let partners: Vec<usize> = (0..passed.len())
+            .filter(|k| *k != i && passed[*k].evidence.is_evidence() && lacks[*k].is_none())
+            .filter(|k| links.linked(&j.fused.key, &passed[*k].fused.key))
+            .collect();
+        for k in &partners {
+            held.extend(matched(&passed[*k]));
+        }
+        if anchor.rest_share(&held) >= cfg.entity_anchor {
+            out[i] = Anchoring::Anchored;
+            for k in partners {
+                // A partner counts when it holds part of the rest.
+                if anchor.rest_share(&matched(&passed[k])) > 0.0 {
+                    out[k] = Anchoring::Anchored;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Which candidates are linked: by a link either way, or by an entity both mention
+/// (other than the ones the question names).
+struct Links {
+    edges: std::collections::HashSet<(String, String)>,
+    entities: HashMap<String, Vec<i64>>,
+}
+
+impl Links {
+    fn of(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Links> {
+        let mut edges = std::collections::HashSet::new();
+        for j in passed {
+            for l in index.links_from(&j.fused.key)? {
+                if let Some(r) = l.resolved {
+                    edges.insert((j.fused.key.clone(), r.clone()));
+                    edges.insert((r, j.fused.key.clone()));
+                }
+            }
+        }
+        let paths: Vec<&str> = passed.iter().map(|j| j.fused.key.as_str()).collect();
+        let asked: Vec<i64> = q.entities.iter().map(|m| m.id).collect();
+        let mut entities = index.entities_of(&paths)?;
+        for ids in entities.values_mut() {
+            ids.retain(|id| !asked.contains(id));
+        }
+        Ok(Links { edges, entities })
+    }
+
+    fn linked(&self, a: &str, b: &str) -> bool {
+        self.edges.contains(&(a.to_owned(), b.to_owned()))
+            || self
+                .entities
+                .get(a)
+                .zip(self.entities.get(b))
+                .is_some_and(|(x, y)| x.iter().any(|id| y.contains(id)))
     }
 }

@@ -157,14 +157,15 @@ impl Engine {
         )?;
 
         timings.start();
-        let mut fused = fusion::fuse(&candidates.lists, cfg.rrf_k);
+        let fuser = fusion::Fuser::new(index, &q, cfg, &candidates.lists)?;
+        let mut fused = fuser.fuse(&candidates.lists);
         timings.stop("fusion");
 
         timings.start();
         let steps = match graph::expand(index, &fused, req, &q, cfg)? {
             Some((list, steps)) => {
                 candidates.lists.push(list);
-                fused = fusion::fuse(&candidates.lists, cfg.rrf_k);
+                fused = fuser.fuse(&candidates.lists);
                 steps
             }
             None => Default::default(),
@@ -177,6 +178,7 @@ impl Engine {
         timings.stop("priors");
 
         timings.start();
+        let mut record = req.explain.then(judge::Record::new);
         let judged = judge::judge(
             index,
             &fused[..head],
@@ -185,6 +187,7 @@ impl Engine {
             candidates.body_cutoff,
             &steps,
             &mut notes,
+            record.as_mut(),
         )?;
         let mut hits = decorate::hits(judged, &candidates, &steps, &mut notes);
         timings.stop("floor");
@@ -216,6 +219,7 @@ impl Engine {
             timings_ms: timings.map,
             warnings,
             explain,
+            judged: record,
             build: crate::BUILD,
         })
     }

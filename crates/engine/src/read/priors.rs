@@ -11,7 +11,7 @@ use super::analysis::Analysis;
 use super::config::RetrieveConfig;
 use super::fusion::Fused;
 use crate::error::Result;
-use crate::shape::Shape;
+use crate::shape::{Orientation, Shape};
 
 /// How many of the fused candidates priors, gates and decoration look at.
 pub(crate) fn head_len(limit: usize, fused: usize) -> usize {
@@ -35,19 +35,27 @@ pub(crate) fn apply(
             continue;
         };
         let mut notes = Vec::new();
+        let mut stale_factor = 1.0;
+        let stale = row.superseded || row.valid_to.is_some_and(|v| v < q.now);
+        if stale {
+            let (factor, note) = match q.orientation {
+                Orientation::Past => (p.past, "past"),
+                Orientation::Present if row.superseded => (p.superseded, "superseded"),
+                Orientation::Present => (p.ended, "ended"),
+                Orientation::PastTense | Orientation::Across => (1.0, ""),
+            };
+            if factor != 1.0 {
+                stale_factor = factor;
+                notes.push(note.to_owned());
+            }
+        }
         let mut times = |factor: f64, note: String| {
             f.score *= factor;
             notes.push(note);
         };
-        let stale = row.superseded || row.valid_to.is_some_and(|v| v < q.now);
-        if stale && q.past && p.past != 1.0 {
-            times(p.past, "past".to_owned());
-        } else if stale && q.shape.demotes_superseded() && p.superseded != 1.0 {
-            times(p.superseded, "superseded".to_owned());
-        }
         if let Some(u) = row.updated
             && p.recency > 0.0
-            && q.shape.demotes_superseded()
+            && q.orientation == Orientation::Present
         {
             let age_days = ((q.now - u) as f64 / 86_400.0).max(0.0);
             let factor =
@@ -100,6 +108,7 @@ pub(crate) fn apply(
                 format!("confidence {c}"),
             );
         }
+        f.score *= stale_factor;
         if !notes.is_empty() {
             applied.insert(f.key.clone(), notes);
         }

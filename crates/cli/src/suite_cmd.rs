@@ -1,0 +1,110 @@
+//! `gitloom eval suite DATA`: every store of the shared data folder in one table,
+//! and with `--lopo GRID` the leave-one-persona-out figure of every searched knob.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use gitloom_engine::EngineOptions;
+use gitloom_eval::suite::{self, Grid, KnobReport, Row, Store};
+use gitloom_eval::{EngineBackend, RunOptions};
+
+use crate::render::outln;
+
+/// What `eval suite` was asked.
+pub struct SuiteArgs<'a> {
+    pub data: &'a Path,
+    pub skip: &'a [String],
+    pub lopo: Option<&'a PathBuf>,
+    pub json: bool,
+}
+
+pub fn run(args: &SuiteArgs<'_>, options: EngineOptions) -> Result<()> {
+    let stores: Vec<Store> = suite::discover(args.data)?
+        .into_iter()
+        .filter(|s| !args.skip.iter().any(|k| k == s.name()))
+        .collect();
+    let quiet = |_: usize, _: usize| {};
+    let opts = RunOptions {
+        progress: Some(&quiet),
+        build: gitloom_engine::BUILD.to_owned(),
+        ..RunOptions::default()
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    for s in &stores {
+        eprintln!("suite: {} …", s.name());
+        let mut backend = EngineBackend::with_options(options.clone());
+        let report = suite::run_store(&mut backend, s, &opts)
+            .with_context(|| format!("suite: {} failed", s.name()))?;
+        rows.push(Row::of(s.name(), &report));
+    }
+    let knobs: Vec<KnobReport> = match args.lopo {
+        Some(file) => {
+            let grid = Grid::read(file)?;
+            let personas: Vec<Store> = stores.iter().filter(|s| s.is_persona()).cloned().collect();
+            suite::leave_one_out(&options, &personas, &grid, &opts, &|what| {
+                eprintln!("lopo: {what}");
+            })?
+        }
+        None => Vec::new(),
+    };
+    if args.json {
+        return crate::print_json(&serde_json::json!({
+            "stores": rows,
+            "leave_one_persona_out": knobs,
+            "build": gitloom_engine::BUILD,
+        }));
+    }
+    print_rows(&rows)?;
+    if !knobs.is_empty() {
+        print_knobs(&knobs)?;
+    }
+    Ok(())
+}
+
+fn print_rows(rows: &[Row]) -> Result<()> {
+    outln!(
+        "| store | queries | P@1 | R@5 | R@10 | R_all@5 | nDCG@10 | MRR | abstention F1 | return | p50 ms |"
+    )?;
+    outln!("|---|---|---|---|---|---|---|---|---|---|---|")?;
+    for r in rows {
+        outln!(
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} % | {:.1} |",
+            r.store,
+            r.queries,
+            r.p_at_1,
+            r.recall_at_5,
+            r.recall_at_10,
+            r.recall_all_at_5,
+            r.ndcg_at_10,
+            r.mrr,
+            r.abstention_f1,
+            r.corpus_return_ratio * 100.0,
+            r.p50_ms
+        )?;
+    }
+    Ok(())
+}
+
+fn print_knobs(knobs: &[KnobReport]) -> Result<()> {
+    outln!()?;
+    outln!(
+        "Leave one persona out (objective: mean of P@1, R@5, MRR, abstention F1; held-out at the value chosen on the other personas / at the default / at its own best):"
+    )?;
+    outln!("| knob | default | held out | chosen | at chosen | at default | own best |")?;
+    outln!("|---|---|---|---|---|---|---|")?;
+    for k in knobs {
+        for h in &k.held_out {
+            outln!(
+                "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |",
+                k.knob,
+                k.default,
+                h.persona,
+                h.chosen,
+                h.at_chosen,
+                h.at_default,
+                h.at_own_best
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! Which of a query's terms a file holds, and their IDF-weighted share (coverage).
+//!
+//! Unlike BM25, coverage is comparable across queries and stores (0..1), so the read
+//! path can fuse and judge on it. Asked of any file, lexical hit or not: other arms
+//! find files that need not contain a single term.
+
+use std::collections::HashMap;
+
+use rusqlite::params_from_iter;
+use rusqlite::types::Value;
+
+use crate::query::QueryTerms;
+use crate::{Index, IndexError};
+
+/// Per file id: the query terms it holds (query order) and its coverage.
+pub(crate) type Matches = (HashMap<i64, Vec<String>>, HashMap<i64, f64>);
+
+/// The terms of `terms` each of `ids` holds, and each one's coverage.
+pub(crate) fn matches(idx: &Index, terms: &QueryTerms, ids: &[i64]) -> Result<Matches, IndexError> {
+    let op = "term matches";
+    let mut matched: HashMap<i64, Vec<String>> = HashMap::new();
+    let mut coverage = HashMap::new();
+    if ids.is_empty() || terms.terms.is_empty() {
+        return Ok((matched, coverage));
+    }
+    let placeholders = (2..ids.len() + 2)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let sql = format!("SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid IN ({placeholders})");
+    let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
+    for t in &terms.terms {
+        let mut bind = vec![Value::Text(QueryTerms::clause(t, &idx.vocab))];
+        bind.extend(ids.iter().map(|id| Value::Integer(*id)));
+        let rows = st
+            .query_map(params_from_iter(bind), |r| r.get::<_, i64>(0))
+            .map_err(idx.err(op))?;
+        for id in rows {
+            matched
+                .entry(id.map_err(idx.err(op))?)
+                .or_default()
+                .push(t.clone());
+        }
+    }
+    let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;
+    let idf = idf_weights(&dfs, n);
+    // Summed in query order: a HashMap's order would change the last bits between runs.
+    let total: f64 = idf.iter().sum();
+    for id in ids {
+        let got: f64 = matched.get(id).map_or(0.0, |m| {
+            terms
+                .terms
+                .iter()
+                .zip(&idf)
+                .filter(|(t, _)| m.contains(t))
+                .map(|(_, w)| w)
+                .sum()
+        });
+        coverage.insert(*id, if total > 0.0 { got / total } else { 0.0 });
+    }
+    Ok((matched, coverage))
+}
+
+/// BM25's IDF of each term, from its document frequency among `n` files.
+fn idf_weights(dfs: &[u64], n: u64) -> Vec<f64> {
+    let n = n as f64;
+    dfs.iter()
+        .map(|df| (1.0 + (n - *df as f64 + 0.5) / (*df as f64 + 0.5)).ln())
+        .collect()
+}
+
+/// What [`Index::term_matches`](crate::Index::term_matches) reports of one file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TermMatch {
+    /// The query terms the file holds, in query order.
+    pub matched: Vec<String>,
+    /// Their IDF-weighted share of all the query's terms (0..1).
+    pub coverage: f64,
+}
+
+/// [`matches`] for files named by path; a path not indexed is left out.
+pub(crate) fn by_path(
+    idx: &Index,
+    text: &str,
+    paths: &[&str],
+) -> Result<HashMap<String, TermMatch>, IndexError> {
+    let terms = QueryTerms::parse(text);
+    let mut ids: Vec<(i64, String)> = Vec::with_capacity(paths.len());
+    {
+        let mut st = idx
+            .conn
+            .prepare_cached("SELECT id FROM files WHERE path = ?1")
+            .map_err(idx.err("term matches"))?;
+        for p in paths {
+            if let Some(id) =
+                rusqlite::OptionalExtension::optional(st.query_row([p], |r| r.get::<_, i64>(0)))
+                    .map_err(idx.err("term matches"))?
+            {
+                ids.push((id, (*p).to_owned()));
+            }
+        }
+    }
+    let only: Vec<i64> = ids.iter().map(|(id, _)| *id).collect();
+    let (mut matched, coverage) = matches(idx, &terms, &only)?;
+    Ok(ids
+        .into_iter()
+        .map(|(id, path)| {
+            (
+                path,
+                TermMatch {
+                    matched: matched.remove(&id).unwrap_or_default(),
+                    coverage: coverage.get(&id).copied().unwrap_or(0.0),
+                },
+            )
+        })
+        .collect())
+}
