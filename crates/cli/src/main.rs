@@ -11,6 +11,7 @@ mod op_check;
 mod render;
 mod serve_cmd;
 mod storage_cmd;
+mod ui_cmd;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -295,6 +296,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Mcp => serve_cmd::mcp_on(open_storage(&cli)?)?,
         Command::Serve(args) => serve_cmd::serve(&cli, args)?,
         Command::Admin(args) => serve_cmd::admin(&cli, args)?,
+        Command::Ui(args) => ui_cmd::run(open_storage(&cli)?, args)?,
     }
     Ok(())
 }
