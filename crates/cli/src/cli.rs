@@ -138,6 +138,9 @@ pub enum Command {
     Serve(crate::serve_cmd::ServeArgs),
     /// Accounts and API keys of a server's data directory.
     Admin(crate::serve_cmd::AdminArgs),
+    /// Browse the store in a web browser (topic tree, memories with history, search
+    /// with explain, timeline, time travel), on loopback.
+    Ui(crate::ui_cmd::UiArgs),
 }
 
 #[derive(Debug, Subcommand)]

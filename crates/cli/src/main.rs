@@ -12,6 +12,7 @@ mod render;
 mod serve_cmd;
 mod storage_cmd;
 mod suite_cmd;
+mod ui_cmd;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -296,6 +297,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Mcp => serve_cmd::mcp_on(open_storage(&cli)?)?,
         Command::Serve(args) => serve_cmd::serve(&cli, args)?,
         Command::Admin(args) => serve_cmd::admin(&cli, args)?,
+        Command::Ui(args) => ui_cmd::run(open_storage(&cli)?, args)?,
     }
     Ok(())
 }

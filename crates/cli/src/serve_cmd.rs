@@ -82,7 +82,7 @@ fn shared_options(cli: &Cli) -> Result<EngineOptions> {
     Ok(options)
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -2,6 +2,7 @@
 //!
 //! - `http`: the multi-tenant HTTP API (accounts and hashed API keys, one store per
 //!   namespace, async jobs, `/openapi.json`, `/healthz`), on axum.
+//! - `web`: the web view (`gitloom-web`) at `/ui`, for the same accounts and keys.
 //! - `mcp`: the MCP server (every toolkit op is a tool with its schema) over stdio,
 //!   on the official Rust SDK (`rmcp`).
 //!
@@ -22,6 +23,7 @@ pub mod mcp;
 pub mod names;
 pub mod namespaces;
 pub mod ratelimit;
+pub mod web;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -109,8 +111,10 @@ pub async fn serve(
     let state = AppState::new(&config)?;
     let mut app = http::router(state.clone());
     if config.mcp {
-        app = app.merge(mcp::http_router(state));
+        app = app.merge(mcp::http_router(state.clone()));
     }
+    // The web view at /ui, behind the API's key check.
+    app = app.merge(gitloom_web::router(web::WebSource::new(state)));
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

@@ -141,9 +141,11 @@ impl Namespace {
     /// Runs a toolkit op: a read on a reader engine, a write on the writer (local)
     /// or through object storage (acknowledged by the head). Blocks.
     pub fn call(&self, op: &Op, params: Value) -> Result<Value, CallError> {
-        match (&self.backing, op.access) {
-            (Backing::Local(_), Access::Read) => Ok(op.call(self.reader(), params)?),
-            (Backing::Local(writer), Access::Write) => {
+        if op.access == Access::Read {
+            return Ok(self.read(|engine| op.call(engine, params))??);
+        }
+        match &self.backing {
+            Backing::Local(writer) => {
                 let engine = writer.lock().unwrap_or_else(|p| p.into_inner());
                 let out = op.call(&engine, params)?;
                 if op.name == "gc" {
@@ -160,19 +162,7 @@ impl Namespace {
                 }
                 Ok(out)
             }
-            (Backing::Remote(remote), Access::Read) => {
-                let now = remote.revalidate().map_err(|e| self.storage_error(e))?;
-                if now.commit.is_none() {
-                    // Deleted through another node since this one opened it.
-                    return Err(NamespaceError::NotFound(self.name.clone()).into());
-                }
-                // On the mirror's own engine: a second gix handle on a mirror that
-                // fetches and repacks under it was seen to miss objects (in
-                // `eight_writers_across_three_serve_nodes_lose_nothing`), so remote
-                // namespaces have no reader pool; their reads on one node take turns.
-                Ok(op.call(remote.engine(), params)?)
-            }
-            (Backing::Remote(remote), Access::Write) => {
+            Backing::Remote(remote) => {
                 let pushed = remote
                     .write_existing_with(|engine| op.call(engine, params.clone()))
                     .map_err(|e| match e {
@@ -183,6 +173,27 @@ impl Namespace {
                         WriteError::Storage(e) => self.storage_error(e).into(),
                     })?;
                 Ok(pushed.outcome)
+            }
+        }
+    }
+
+    /// Runs a read on the namespace's engine, as read ops run (the web view reads
+    /// through this too): a reader engine of a local namespace, or the mirror's
+    /// engine after revalidating against object storage. Blocks.
+    pub fn read<T>(&self, read: impl FnOnce(&Engine) -> T) -> Result<T, CallError> {
+        match &self.backing {
+            Backing::Local(_) => Ok(read(self.reader())),
+            Backing::Remote(remote) => {
+                let now = remote.revalidate().map_err(|e| self.storage_error(e))?;
+                if now.commit.is_none() {
+                    // Deleted through another node since this one opened it.
+                    return Err(NamespaceError::NotFound(self.name.clone()).into());
+                }
+                // On the mirror's own engine: a second gix handle on a mirror that
+                // fetches and repacks under it was seen to miss objects (in
+                // `eight_writers_across_three_serve_nodes_lose_nothing`), so remote
+                // namespaces have no reader pool; their reads on one node take turns.
+                Ok(read(remote.engine()))
             }
         }
     }

@@ -16,6 +16,9 @@ pub struct CommitInfo {
     pub message: String,
     /// The first line of the message.
     pub summary: String,
+    /// The first parent (`None` for a root commit): what a commit's changes are
+    /// measured against.
+    pub parent: Option<ObjectId>,
 }
 
 impl Store {
@@ -27,9 +30,21 @@ impl Store {
         path: Option<&StorePath>,
         limit: Option<usize>,
     ) -> Result<Vec<CommitInfo>, StoreError> {
-        let Some(head) = self.head()? else {
-            return Ok(Vec::new());
-        };
+        match self.head()? {
+            Some(head) => self.log_from(head, path, limit),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// [`Store::log`] from `start` instead of HEAD: the history as it was at that
+    /// commit (time travel), newest first.
+    pub fn log_from(
+        &self,
+        start: ObjectId,
+        path: Option<&StorePath>,
+        limit: Option<usize>,
+    ) -> Result<Vec<CommitInfo>, StoreError> {
+        let head = start;
         let limit = limit.unwrap_or(usize::MAX);
         let repo = self.repo();
         let walk = repo
@@ -49,15 +64,16 @@ impl Store {
             let commit = repo
                 .find_commit(id)
                 .git(|| format!("cannot read commit {id}"))?;
+            let parent = commit.parent_ids().next().map(|p| p.detach());
             if let Some(path) = path {
                 let tree = commit
                     .tree_id()
                     .git(|| format!("cannot read the tree of {id}"))?
                     .detach();
                 let now = read::blob_at(&repo, tree, path.as_str())?;
-                let before = match commit.parent_ids().next() {
+                let before = match parent {
                     Some(p) => {
-                        let ptree = self.tree_of(p.detach())?;
+                        let ptree = self.tree_of(p)?;
                         read::blob_at(&repo, ptree, path.as_str())?
                     }
                     None => None,
@@ -79,6 +95,7 @@ impl Store {
                     .unwrap_or(jiff::Timestamp::UNIX_EPOCH),
                 message,
                 summary,
+                parent,
             });
         }
         Ok(out)

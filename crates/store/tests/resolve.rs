@@ -118,3 +118,46 @@ fn log_lists_newest_first_and_filters_by_path() {
             .is_empty()
     );
 }
+
+#[test]
+fn log_from_a_commit_is_the_history_as_it_was_then() {
+    let (_dir, store) = new_store();
+    let mut commits = Vec::new();
+    for (i, path) in ["facts/a.md", "facts/b.md", "facts/a.md"]
+        .iter()
+        .enumerate()
+    {
+        let c = store
+            .commit(
+                &Batch::new(format!("c{i}"))
+                    .put(sp(path), format!("v{i}"))
+                    .at(ts(&format!("2026-02-0{}T12:00:00Z", i + 1))),
+            )
+            .expect("commit")
+            .expect("changed");
+        commits.push(c.commit);
+    }
+    // `init` made a root commit before ours.
+    let from_middle = store.log_from(commits[1], None, None).expect("log_from");
+    let ids: Vec<_> = from_middle.iter().map(|c| c.id).collect();
+    assert_eq!(ids.len(), 3, "c1, c0 and the root");
+    assert_eq!(
+        ids[..2],
+        [commits[1], commits[0]],
+        "newest first, from the given commit"
+    );
+    assert_eq!(from_middle[0].parent, Some(commits[0]));
+    assert_eq!(from_middle[1].parent, Some(ids[2]));
+    assert_eq!(from_middle[2].parent, None, "the root commit has no parent");
+    // With a path: only the commits that changed it, still from that commit back.
+    let a = store
+        .log_from(commits[1], Some(&sp("facts/a.md")), None)
+        .expect("log_from path");
+    assert_eq!(a.iter().map(|c| c.id).collect::<Vec<_>>(), vec![commits[0]]);
+    // `log` is `log_from(HEAD)`.
+    let head = store.log(None, None).expect("log");
+    assert_eq!(
+        head.iter().map(|c| c.id).take(3).collect::<Vec<_>>(),
+        vec![commits[2], commits[1], commits[0]]
+    );
+}
