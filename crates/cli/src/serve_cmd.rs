@@ -38,6 +38,29 @@ pub struct ServeArgs {
     /// Reader engines per open namespace (reads of one namespace that run at once).
     #[arg(long, default_value_t = gitloom_server::namespaces::DEFAULT_READERS)]
     pub readers: usize,
+    /// Jobs one account may have running at once (more are refused with 429).
+    #[arg(long, default_value_t = gitloom_server::JobLimits::default().running)]
+    pub jobs_running: usize,
+    /// Seconds a finished job's result is kept for polling.
+    #[arg(long, default_value_t = gitloom_server::JobLimits::default().ttl.as_secs())]
+    pub job_ttl: u64,
+    /// Finished jobs kept per account (the newest; older ones are forgotten).
+    #[arg(long, default_value_t = gitloom_server::JobLimits::default().kept)]
+    pub jobs_kept: usize,
+    /// Messages one ingest request may carry.
+    #[arg(long, default_value_t = gitloom_server::Limits::default().ingest_messages)]
+    pub ingest_max_messages: usize,
+    /// Bytes one ingested message may hold.
+    #[arg(long, default_value_t = gitloom_server::Limits::default().ingest_message_bytes)]
+    pub ingest_max_message_bytes: usize,
+    /// Messages one account may have in running ingest jobs at once.
+    #[arg(long, default_value_t = gitloom_server::JobLimits::default().pending_messages)]
+    pub ingest_max_pending: usize,
+    /// With --storage: milliseconds a look at the shared accounts may answer later
+    /// requests for (0: each request sees every revocation made before it arrived,
+    /// at the cost of one conditional read of object storage per request).
+    #[arg(long, default_value_t = 0)]
+    pub accounts_recheck_ms: u64,
 }
 
 #[derive(Debug, Args)]
@@ -56,6 +79,23 @@ pub enum AdminCommand {
     CreateAccount { name: String },
     /// Add an API key to an account (printed once).
     CreateKey { name: String },
+    /// List accounts (or one) with their keys' ids and prefixes, never the keys.
+    ListKeys { name: Option<String> },
+    /// Revoke a key (by its id from list-keys, or the key itself); every server
+    /// refuses it from its next request on.
+    RevokeKey { name: String, key: String },
+    /// Delete an account: its keys stop working at once and its namespaces are
+    /// deleted (with --keep, kept where they are under a tombstone). An account made
+    /// later with the same name starts empty and never sees them.
+    DeleteAccount {
+        name: String,
+        /// Keep the account's data (for the operator) instead of deleting it.
+        #[arg(long)]
+        keep: bool,
+    },
+    /// An account's usage: per namespace, requests by op, writes, ingested messages,
+    /// model tokens and storage bytes, summed over every node's records.
+    Usage { name: String },
 }
 
 /// The engine options for long-running servers: the default model is loaded once
@@ -108,6 +148,18 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<()> {
     config.max_body = args.max_body;
     config.mcp = args.mcp;
     config.readers = args.readers;
+    config.jobs = gitloom_server::JobLimits {
+        running: args.jobs_running.max(1),
+        ttl: std::time::Duration::from_secs(args.job_ttl),
+        kept: args.jobs_kept,
+        pending_messages: args.ingest_max_pending,
+        ..gitloom_server::JobLimits::default()
+    };
+    config.limits = gitloom_server::Limits {
+        ingest_messages: args.ingest_max_messages,
+        ingest_message_bytes: args.ingest_max_message_bytes,
+    };
+    config.accounts_recheck = std::time::Duration::from_millis(args.accounts_recheck_ms);
     config.rate = gitloom_server::RateLimit {
         per_second: args.rate,
         burst: args.burst,
@@ -131,12 +183,14 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<()> {
 
 /// `gitloom admin`.
 pub fn admin(cli: &Cli, args: &AdminArgs) -> Result<()> {
-    let json = cli.json;
-    let accounts = match (&cli.storage, &args.data) {
+    let storage = cli
+        .storage
+        .as_ref()
+        .map(|url| Location::from_url(url).with_context(|| format!("--storage {url}")))
+        .transpose()?;
+    let accounts = match (&storage, &args.data) {
         // The accounts every `serve --storage` node over this location shares.
-        (Some(url), _) => Accounts::open_remote(
-            &Location::from_url(url).with_context(|| format!("--storage {url}"))?,
-        )?,
+        (Some(location), _) => Accounts::open_remote(location)?,
         (None, Some(data)) => {
             std::fs::create_dir_all(data)
                 .with_context(|| format!("cannot create {}", data.display()))?;
@@ -146,18 +200,144 @@ pub fn admin(cli: &Cli, args: &AdminArgs) -> Result<()> {
             "say where the accounts are: --data DIR (the server's data directory) or --storage s3://…"
         ),
     };
-    let key = match &args.command {
-        AdminCommand::CreateAccount { name } => accounts.create_account(name)?,
-        AdminCommand::CreateKey { name } => accounts.create_key(name)?,
-    };
-    if json {
-        crate::print_json(&key)?;
+    match &args.command {
+        AdminCommand::CreateAccount { name } => print_key(cli, &accounts.create_account(name)?),
+        AdminCommand::CreateKey { name } => print_key(cli, &accounts.create_key(name)?),
+        AdminCommand::ListKeys { name } => {
+            let listing = match name {
+                Some(n) => vec![accounts.list_keys(n)?],
+                None => accounts.list()?,
+            };
+            if cli.json {
+                return crate::print_json(&listing);
+            }
+            for a in &listing {
+                outln!(
+                    "{}  (data: accounts/{}, created {})",
+                    a.account,
+                    a.tenant,
+                    a.created
+                )?;
+                for k in &a.keys {
+                    outln!("  {}  {}…  created {}", k.id, k.prefix, k.created)?;
+                }
+            }
+            Ok(())
+        }
+        AdminCommand::RevokeKey { name, key } => {
+            let revoked = accounts.revoke_key(name, key)?;
+            if cli.json {
+                return crate::print_json(&revoked);
+            }
+            outln!("revoked {} ({}…) of {name}", revoked.id, revoked.prefix)?;
+            Ok(())
+        }
+        AdminCommand::DeleteAccount { name, keep } => delete_account(
+            cli,
+            &accounts,
+            args.data.as_deref(),
+            storage.as_ref(),
+            name,
+            *keep,
+        ),
+        AdminCommand::Usage { name } => {
+            let tenant = accounts.tenant(name)?;
+            let data = args.data.clone().unwrap_or_else(std::env::temp_dir);
+            let usage = gitloom_server::Usage::reader(&data, storage.as_ref());
+            let namespaces = gitloom_server::namespaces::Namespaces::new(
+                &data,
+                EngineOptions {
+                    embedder: EmbedderChoice::None,
+                    ..EngineOptions::default()
+                },
+                1,
+                storage.clone(),
+            );
+            let report =
+                gitloom_server::usage::report(&usage, &namespaces, &tenant.id, &tenant.name, true)?;
+            if cli.json {
+                return crate::print_json(&report);
+            }
+            for (ns, u) in &report.namespaces {
+                outln!(
+                    "{ns}: {} requests, {} writes, {} messages ingested, {} model tokens, {} bytes",
+                    u.requests_total,
+                    u.counts.writes,
+                    u.counts.ingested_messages,
+                    u.counts.model_tokens,
+                    u.storage_bytes
+                )?;
+            }
+            outln!(
+                "total: {} requests ({} outside namespaces), {} writes, {} bytes",
+                report.total.requests_total,
+                report.account_requests.total_requests(),
+                report.total.counts.writes,
+                report.total.storage_bytes
+            )?;
+            Ok(())
+        }
+    }
+}
+
+fn print_key(cli: &Cli, key: &gitloom_server::NewKey) -> Result<()> {
+    if cli.json {
+        return crate::print_json(key);
+    }
+    outln!("account: {}", key.account)?;
+    outln!("key id:  {}", key.key_id)?;
+    outln!(
+        "api key: {}  (shown once; only its hash is stored)",
+        key.api_key
+    )?;
+    Ok(())
+}
+
+/// `gitloom admin delete-account`: the keys go first (from the next request on no
+/// server accepts them), then the data, then the tombstone says it is gone. Run
+/// again after an interruption, it finishes the deletion.
+fn delete_account(
+    cli: &Cli,
+    accounts: &Accounts,
+    data: Option<&std::path::Path>,
+    storage: Option<&Location>,
+    name: &str,
+    keep: bool,
+) -> Result<()> {
+    let fate = if keep {
+        gitloom_server::DataFate::Kept
     } else {
-        outln!("account: {}", key.account)?;
+        gitloom_server::DataFate::Deleting
+    };
+    let stones = accounts.delete_account(name, fate)?;
+    let mut done = Vec::new();
+    if !keep {
+        for t in &stones {
+            gitloom_server::namespaces::purge_tenant(data, storage, &t.tenant)?;
+            accounts.mark_deleted(&t.tenant)?;
+            done.push(t.tenant.clone());
+        }
+    }
+    let report = serde_json::json!({
+        "account": name,
+        "keys_revoked": true,
+        "data": if keep { "kept" } else { "deleted" },
+        "tenants": if keep { stones.iter().map(|t| t.tenant.clone()).collect() } else { done },
+    });
+    if cli.json {
+        return crate::print_json(&report);
+    }
+    if keep {
         outln!(
-            "api key: {}  (shown once; only its hash is stored)",
-            key.api_key
+            "deleted account {name}; its data is kept (no account can reach it): {}",
+            stones
+                .iter()
+                .map(|t| format!("accounts/{}", t.tenant))
+                .collect::<Vec<_>>()
+                .join(", ")
         )?;
+    } else {
+        outln!("deleted account {name} and its data")?;
     }
     Ok(())
 }

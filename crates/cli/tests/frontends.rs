@@ -159,8 +159,57 @@ fn admin_then_serve() {
     let status = r.status().as_u16();
     let body: Value =
         serde_json::from_str(&r.body_mut().read_to_string().expect("body")).expect("json");
-    let _ = child.kill();
-    let _ = child.wait();
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["result"]["namespaces"], json!([]));
+
+    // Keys are listed by id, never shown; a revoked key is refused by the running
+    // server on its next request; usage counts what the server did.
+    let admin = |args: &[&str]| -> Value {
+        let out = Command::new(BIN)
+            .args(["--json", "admin", "--data"])
+            .arg(data.path())
+            .args(args)
+            .output()
+            .expect("admin");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let listed = admin(&["list-keys", "acme"]);
+    assert_eq!(
+        listed[0]["keys"].as_array().map(Vec::len),
+        Some(2),
+        "{listed}"
+    );
+    assert!(!listed.to_string().contains(&key), "{listed}");
+    let status_with = |k: &str| {
+        agent
+            .get(&format!("{base}/v1/namespaces"))
+            .header("Authorization", &format!("Bearer {k}"))
+            .call()
+            .expect("request")
+            .status()
+            .as_u16()
+    };
+    let second_key = second["api_key"].as_str().unwrap_or_default().to_owned();
+    admin(&["revoke-key", "acme", v["key_id"].as_str().expect("key id")]);
+    assert_eq!(status_with(&key), 401);
+    assert_eq!(status_with(&second_key), 200);
+    let _ = child.kill();
+    let _ = child.wait();
+    let usage = admin(&["usage", "acme"]);
+    assert_eq!(
+        usage["account_requests"]["requests"]["list_namespaces"], 2,
+        "{usage}"
+    );
+    // Delete the account: the data goes, and a new account of the name gets a new place.
+    let deleted = admin(&["delete-account", "acme"]);
+    assert_eq!(deleted["data"], "deleted", "{deleted}");
+    assert!(!data.path().join("accounts/acme").exists());
+    admin(&["create-account", "acme"]);
+    let listed = admin(&["list-keys"]);
+    assert_eq!(listed[0]["tenant"], "acme.1", "{listed}");
 }

@@ -1004,3 +1004,167 @@ async fn mcp_over_storage_writes_where_other_nodes_read() {
         "{got:#}"
     );
 }
+
+/// Accounts in object storage: a key revoked or an account deleted with `gitloom
+/// admin` is refused by every node on its next request; an account made again
+/// under the name starts empty; usage is counted over both nodes and survives a
+/// node killed and restarted.
+#[test]
+fn serve_nodes_refuse_a_revoked_key_at_once_and_count_usage_together() {
+    let Some(Cluster {
+        s3,
+        dir,
+        key,
+        mut nodes,
+    }) = cluster("serve-revoke", 2)
+    else {
+        return;
+    };
+    let admin_cache = dir.path().join("admin");
+    let agent = agent();
+    let second = json(&s3, &admin_cache, &["admin", "create-key", "acme"]);
+    let second_key = second["api_key"].as_str().expect("key").to_owned();
+    let listed = json(&s3, &admin_cache, &["admin", "list-keys", "acme"]);
+    let first_id = listed[0]["keys"][0]["id"].as_str().expect("id").to_owned();
+    assert!(!listed.to_string().contains(&key), "{listed}");
+
+    let (a, b) = (nodes[0].base.clone(), nodes[1].base.clone());
+    expect(
+        http(
+            &agent,
+            "POST",
+            &format!("{a}/v1/namespaces"),
+            &key,
+            Some(&serde_json::json!({"name": "notes"})),
+        ),
+        201,
+        "create",
+    );
+    let n = 6;
+    for i in 0..n {
+        let node = if i % 2 == 0 { &a } else { &b };
+        expect(
+            http(
+                &agent,
+                "POST",
+                &format!("{node}/v1/namespaces/notes/memories"),
+                &key,
+                Some(&write_body(&format!("facts/n{i}.md"), "N", "x")),
+            ),
+            200,
+            "write",
+        );
+    }
+    // Both nodes' counts, summed, once each node's record is written (within a
+    // second of the request).
+    let usage_on = |node: &str, want: u64| {
+        wait_for("usage", Duration::from_secs(30), || {
+            let u = expect(
+                http(
+                    &agent,
+                    "GET",
+                    &format!("{node}/v1/usage"),
+                    &second_key,
+                    None,
+                ),
+                200,
+                "usage",
+            );
+            u["result"]["namespaces"]["notes"]["requests"]["write"] == want
+                && u["result"]["namespaces"]["notes"]["writes"] == want
+        })
+    };
+    assert!(usage_on(&a, n), "usage on a");
+    assert!(usage_on(&b, n), "usage on b");
+
+    // A node killed (no flush) and started again on its data directory loses no count.
+    drop(nodes.remove(0));
+    let restarted = serve_node(&s3, &dir.path().join("node0"));
+    let a = restarted.base.clone();
+    assert!(usage_on(&a, n), "usage after a restart");
+
+    // Revoke the first key: refused by both nodes on the very next request.
+    json(
+        &s3,
+        &admin_cache,
+        &["admin", "revoke-key", "acme", &first_id],
+    );
+    for node in [&a, &b] {
+        let r = expect(
+            http(&agent, "GET", &format!("{node}/v1/namespaces"), &key, None),
+            401,
+            "revoked",
+        );
+        assert_eq!(r["error"]["code"], "unauthorized", "{r:#}");
+        expect(
+            http(
+                &agent,
+                "GET",
+                &format!("{node}/v1/namespaces"),
+                &second_key,
+                None,
+            ),
+            200,
+            "other key",
+        );
+    }
+
+    // Delete the account: its last key is refused at once, its data is gone from
+    // the bucket, and a new account of the name starts empty.
+    let deleted = json(&s3, &admin_cache, &["admin", "delete-account", "acme"]);
+    assert_eq!(deleted["data"], "deleted", "{deleted}");
+    for node in [&a, &b] {
+        expect(
+            http(
+                &agent,
+                "GET",
+                &format!("{node}/v1/namespaces/notes/log"),
+                &second_key,
+                None,
+            ),
+            401,
+            "deleted",
+        );
+    }
+    let again = json(&s3, &admin_cache, &["admin", "create-account", "acme"]);
+    let new_key = again["api_key"].as_str().expect("key").to_owned();
+    for node in [&a, &b] {
+        let listed = expect(
+            http(
+                &agent,
+                "GET",
+                &format!("{node}/v1/namespaces"),
+                &new_key,
+                None,
+            ),
+            200,
+            "list",
+        );
+        assert_eq!(
+            listed["result"]["namespaces"],
+            serde_json::json!([]),
+            "{listed:#}"
+        );
+        expect(
+            http(
+                &agent,
+                "GET",
+                &format!("{node}/v1/namespaces/notes/log"),
+                &new_key,
+                None,
+            ),
+            404,
+            "old namespace",
+        );
+    }
+    let usage = expect(
+        http(&agent, "GET", &format!("{b}/v1/usage"), &new_key, None),
+        200,
+        "usage",
+    );
+    assert!(
+        usage["result"]["namespaces"].get("notes").is_none(),
+        "{usage:#}"
+    );
+    drop(restarted);
+}

@@ -62,6 +62,8 @@ pub struct Engine {
     warnings: Mutex<Vec<String>>,
     /// What the sync done while opening did (`gitloom sync` reports it).
     opening_sync: Mutex<Option<crate::sync::SyncReport>>,
+    /// Writes waiting to share a commit (`group.rs`).
+    pub(crate) commits: crate::group::CommitQueue,
 }
 
 /// A memory file read at a revision.
@@ -169,6 +171,7 @@ impl Engine {
             progress,
             warnings: Mutex::new(early_warnings),
             opening_sync: Mutex::new(None),
+            commits: Default::default(),
         };
         if let OpenStatus::Reset { reason } = status {
             engine.warn(format!(
@@ -285,6 +288,20 @@ impl Engine {
     }
 
     pub fn tree(&self, topic: Option<&str>) -> Result<TreeListing> {
+        if let Some(t) = topic
+            .map(|t| t.trim().trim_matches('/'))
+            .filter(|t| !t.is_empty())
+        {
+            // The caller's topic is checked here, so a mistake in it is named as one.
+            let (tier, rest) = t.split_once('/').unwrap_or((t, ""));
+            tier.parse::<gitloom_model::Tier>()
+                .map_err(|m| EngineError::Usage(format!("topic {t:?}: {m}")))?;
+            if rest.split('/').any(|p| matches!(p, "" | "." | "..")) && !rest.is_empty() {
+                return Err(EngineError::Usage(format!(
+                    "topic {t:?} has an empty, `.` or `..` component"
+                )));
+            }
+        }
         self.ensure_synced()?;
         Ok(self.index().tree(topic)?)
     }

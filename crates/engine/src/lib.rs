@@ -22,6 +22,7 @@ mod doctor;
 mod engine;
 mod error;
 pub mod gc;
+mod group;
 mod links;
 pub mod read;
 mod remember;
@@ -48,10 +49,10 @@ pub use read::hit::{
 };
 pub use read::request::RetrieveRequest;
 pub use read::rerank::{RerankCandidate, Reranker};
-pub use remember::RememberRequest;
+pub use remember::{MAX_LIST_ITEMS, MAX_TEXT_BYTES, RememberRequest};
 pub use shape::Shape;
 pub use sync::SyncReport;
-pub use write::WriteOutcome;
+pub use write::{WriteOutcome, check_new_path};
 
 /// The build: crate version and the git commit it was built from (O2).
 pub const BUILD: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("GITLOOM_GIT_SHA"));

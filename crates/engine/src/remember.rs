@@ -41,6 +41,77 @@ pub struct RememberRequest {
     pub source: Option<String>,
 }
 
+/// Most items of each list of a memory given by fields (`cues`, `entities`, `tags`,
+/// `related`, `supersedes`): far above any real memory, far below what would make a
+/// file the YAML parser refuses.
+pub const MAX_LIST_ITEMS: usize = 500;
+
+/// Longest title, summary, list item, date or source given by fields.
+pub const MAX_TEXT_BYTES: usize = 4096;
+
+/// How often a remember is recomputed when another writer changed its file between
+/// reading and committing it.
+const STALE_RETRIES: usize = 8;
+
+impl RememberRequest {
+    /// Checks the request's sizes before anything is built: each list holds at most
+    /// [`MAX_LIST_ITEMS`], each short text at most [`MAX_TEXT_BYTES`], the body at
+    /// most a memory's size. The error names the field as callers name it (`cue`,
+    /// `entity`, `tag`: the CLI flags and op parameters).
+    pub fn check(&self) -> Result<()> {
+        let lists: [(&str, &[String]); 5] = [
+            ("cue", &self.cues),
+            ("entity", &self.entities),
+            ("tag", &self.tags),
+            ("related", &self.related),
+            ("supersedes", &self.supersedes),
+        ];
+        for (name, items) in lists {
+            if items.len() > MAX_LIST_ITEMS {
+                return Err(EngineError::Usage(format!(
+                    "{name} has {} items; at most {MAX_LIST_ITEMS} are accepted",
+                    items.len()
+                )));
+            }
+            if let Some((i, item)) = items
+                .iter()
+                .enumerate()
+                .find(|(_, x)| x.len() > MAX_TEXT_BYTES)
+            {
+                return Err(EngineError::Usage(format!(
+                    "{name}[{i}] is {} bytes; at most {MAX_TEXT_BYTES} are accepted",
+                    item.len()
+                )));
+            }
+        }
+        let texts = [
+            ("title", Some(&self.title)),
+            ("topic", self.topic.as_ref()),
+            ("summary", self.summary.as_ref()),
+            ("valid_from", self.valid_from.as_ref()),
+            ("source", self.source.as_ref()),
+        ];
+        for (name, text) in texts {
+            if let Some(t) = text
+                && t.len() > MAX_TEXT_BYTES
+            {
+                return Err(EngineError::Usage(format!(
+                    "{name} is {} bytes; at most {MAX_TEXT_BYTES} are accepted",
+                    t.len()
+                )));
+            }
+        }
+        if self.body.len() > gitloom_model::MAX_MEMORY_BYTES {
+            return Err(EngineError::Usage(format!(
+                "body is {} bytes; a memory may be at most {} bytes",
+                self.body.len(),
+                gitloom_model::MAX_MEMORY_BYTES
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// The stable path for a subject: `<tier>/<topic>/<slug of the title>.md`. The same
 /// title always lands on the same file, so remembering it again updates it.
 pub fn subject_path(tier: Tier, topic: &str, title: &str) -> Result<StorePath> {
@@ -64,7 +135,27 @@ impl Engine {
     /// Builds the memory, picks its path from the subject and writes it as one commit.
     /// An existing memory with the same subject is updated (its `created`, unknown
     /// keys and any field not given are kept).
+    ///
+    /// Read-modify-write: the file is built from HEAD and committed only if no other
+    /// writer changed it since (else it is built again from the new HEAD), so two
+    /// remembers of one subject at once both land.
     pub fn remember(&self, req: RememberRequest) -> Result<WriteOutcome> {
+        req.check()?;
+        let mut attempt = 0;
+        loop {
+            match self.remember_once(&req) {
+                Err(EngineError::Store(gitloom_store::StoreError::Stale { .. }))
+                    if attempt < STALE_RETRIES =>
+                {
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn remember_once(&self, req: &RememberRequest) -> Result<WriteOutcome> {
+        let req = req.clone();
         let title = req.title.trim();
         if title.is_empty() {
             return Err(EngineError::Usage(
@@ -129,7 +220,8 @@ impl Engine {
         f.created.get_or_insert(When::Instant(now));
         f.updated = Some(When::Instant(now));
         let message = format!("remember: {title}");
-        self.write_batch(
+        self.write_batch_on(
+            head,
             vec![(path, Some(memory.render().into_bytes()))],
             message,
             Some(now),

@@ -30,6 +30,7 @@ pub(crate) fn validate(
     bytes: &[u8],
     now: jiff::Timestamp,
 ) -> Result<Vec<u8>, String> {
+    path.check_new().map_err(|e| e.to_string())?;
     match path.area() {
         Area::Tier(_) => {
             let memory = Memory::parse(path.as_str(), bytes).map_err(|e| e.to_string())?;
@@ -72,6 +73,12 @@ fn insert_created(bytes: &[u8], now: jiff::Timestamp) -> Vec<u8> {
         offset += line.len();
     }
     bytes.to_vec()
+}
+
+/// Checks that a path may be written anew (see [`StorePath::check_new`]): a front-end
+/// calls it on a request's parameters before accepting the work.
+pub fn check_new_path(path: &StorePath) -> Result<()> {
+    Ok(path.check_new()?)
 }
 
 impl Engine {
@@ -134,19 +141,13 @@ impl Engine {
         let paths = changes.iter().map(|(p, _)| p.to_string()).collect();
         let batch = Batch {
             changes,
-            message: message.clone(),
+            message,
             time,
             allow_dirty_overwrite: false,
             base,
         };
-        let outcome = self.store.commit(&batch)?;
-        let sync = self.sync()?;
-        Ok(WriteOutcome {
-            commit: outcome.map(|o| o.commit.to_string()),
-            paths,
-            message,
-            sync,
-        })
+        // Alone, or with the writes that arrive meanwhile (`group.rs`).
+        self.commit_batch(batch, paths)
     }
 
     /// Imports every `*.md` below `src` (paths relative to it) as one commit.

@@ -99,10 +99,39 @@ pub enum PathError {
     NotMarkdown(String),
     #[error("path {0:?} is longer than {1} bytes")]
     TooLong(String, usize),
+    #[error(
+        "path {path:?}: the name {component:?}… is {bytes} bytes; a file or directory name may be at most {MAX_COMPONENT_BYTES}"
+    )]
+    ComponentTooLong {
+        path: String,
+        component: String,
+        bytes: usize,
+    },
+    #[error("path {path:?}: the name {component:?} is not allowed: {reason}")]
+    Reserved {
+        path: String,
+        component: String,
+        reason: String,
+    },
+    #[error(
+        "path {path:?} contains U+{code:04X}, an invisible or direction-changing character (the name would not read as it is)"
+    )]
+    Invisible { path: String, code: u32 },
+    #[error(
+        "path {path:?}: the name {component:?} mixes scripts (e.g. Latin and Cyrillic letters), so it can pass for another name"
+    )]
+    MixedScript { path: String, component: String },
+    #[error(
+        "path {0:?} is not in Unicode normal form C (the same name can be spelt with other code points); write it composed"
+    )]
+    NotNfc(String),
 }
 
 /// Longest path accepted; git allows more, file systems commonly don't.
 pub const MAX_PATH_BYTES: usize = 1024;
+
+/// Longest file or directory name: `NAME_MAX` of the common file systems.
+pub const MAX_COMPONENT_BYTES: usize = 255;
 
 /// A validated, normalised, `/`-separated path of a file in a store.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -150,6 +179,58 @@ impl StorePath {
             return Err(PathError::NotMarkdown(s.to_owned()));
         }
         Ok(StorePath(s.to_owned()))
+    }
+
+    /// Checks what a path must also be to be *written* (given new content), beyond
+    /// [`StorePath::parse`], which stays lenient so that files already in git keep
+    /// being read and reported: every name at most [`MAX_COMPONENT_BYTES`]; none that
+    /// git refuses to check out or that names the repository itself on some file
+    /// system (`.git`, and its NTFS and HFS+ spellings such as `.GIT`, `git~1`,
+    /// `.g\u{200c}it`), no Windows device names or characters Windows forbids (a
+    /// clone there would fail); no invisible or direction-changing characters (bidi
+    /// controls, zero-width and other format characters, unassigned or private-use
+    /// code points, spaces other than U+0020); names in Unicode NFC, each in a single
+    /// script (UTS #39), so no name can pass for another. (Look-alikes of names
+    /// already in the store are the store's to refuse: it knows them.)
+    pub fn check_new(&self) -> Result<(), PathError> {
+        let path = self.0.as_str();
+        if let Some(c) = path.chars().find(|c| invisible(*c)) {
+            return Err(PathError::Invisible {
+                path: path.to_owned(),
+                code: u32::from(c),
+            });
+        }
+        if !unicode_normalization::is_nfc(path) {
+            return Err(PathError::NotNfc(path.to_owned()));
+        }
+        for component in path.split('/') {
+            if component.len() > MAX_COMPONENT_BYTES {
+                return Err(PathError::ComponentTooLong {
+                    path: path.chars().take(80).collect(),
+                    component: component.chars().take(40).collect(),
+                    bytes: component.len(),
+                });
+            }
+            let options = gix_validate::path::component::Options::default();
+            if let Err(e) =
+                gix_validate::path::component(component.as_bytes().into(), None, options)
+            {
+                return Err(PathError::Reserved {
+                    path: path.to_owned(),
+                    component: component.to_owned(),
+                    reason: e.to_string(),
+                });
+            }
+            // `.md` is the same for every name: the stem is what must read as one.
+            let stem = component.strip_suffix(".md").unwrap_or(component);
+            if !plausible_script_mix(stem) {
+                return Err(PathError::MixedScript {
+                    path: path.to_owned(),
+                    component: component.to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Validates raw bytes as they come from git or a file system.
@@ -226,6 +307,44 @@ impl std::str::FromStr for StorePath {
     }
 }
 
+/// A character that does not show as itself: format characters (bidi controls such
+/// as U+202E, zero-width joiners and spaces, the BOM), private-use, unassigned and
+/// surrogate code points, line and paragraph separators, and spaces other than
+/// U+0020 (which would pass for it). Control characters are refused by
+/// [`StorePath::parse`] already.
+fn invisible(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    match get_general_category(c) {
+        G::Format | G::PrivateUse | G::Unassigned | G::Surrogate => true,
+        G::LineSeparator | G::ParagraphSeparator => true,
+        G::SpaceSeparator => c != ' ',
+        _ => false,
+    }
+}
+
+/// True when the letters of a name (and the marks on them) are of one script, or
+/// one of the mixes UTS #39 calls *highly restrictive* (Latin with Han and kana,
+/// Han with Bopomofo, Han with Hangul), and each is allowed in identifiers (so no
+/// full-width or mathematical look-alike letters). Digits and punctuation are
+/// common to every script and not judged.
+fn plausible_script_mix(name: &str) -> bool {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    use unicode_security::{RestrictionLevel, RestrictionLevelDetection};
+    let letters: String = name
+        .chars()
+        .filter(|c| {
+            c.is_alphanumeric()
+                || matches!(
+                    get_general_category(*c),
+                    G::NonspacingMark | G::SpacingMark | G::EnclosingMark
+                )
+        })
+        .collect();
+    letters
+        .as_str()
+        .check_restriction_level(RestrictionLevel::HighlyRestrictive)
+}
+
 /// True for a path that may appear in a commit made by gitloom: the tiers,
 /// `sessions/`, `vocab/` and the top-level `.gitignore` (G1). Tests assert this on
 /// every commit; the store refuses anything else before it builds a tree.
@@ -276,6 +395,46 @@ pub fn normalise_topic(topic: &str) -> Result<String, PathError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_names_that_could_pass_for_others_or_break_a_clone_are_refused() {
+        let refused = |p: &str| StorePath::parse(p).expect("parses").check_new().is_err();
+        for ok in [
+            "facts/work/employer.md",
+            "facts/people/zoë-müller.md",
+            "facts/город/москва.md",
+            "facts/日本/東京タワー.md",
+            "facts/shop/iphone-ケース.md",
+            "facts/q3/plan — draft.md",
+            "facts/a b/notes 2.md",
+            &format!("facts/x/{}.md", "a".repeat(252)),
+        ] {
+            assert!(!refused(ok), "{ok}");
+        }
+        for bad in [
+            "facts/.git/config.md",
+            "facts/.GIT/hooks.md",
+            "facts/git~1/x.md",
+            "facts/.g\u{200c}it/x.md",
+            "facts/con/x.md",
+            "facts/a:b.md",
+            "facts/x./y.md",
+            &format!("facts/x/{}.md", "a".repeat(253)),
+            "facts/evil\u{202e}dm.txt.md",
+            "facts/zero\u{200b}width.md",
+            "facts/nb\u{a0}sp.md",
+            "facts/p\u{430}ypal.md",
+            "facts/cafe\u{301}.md",
+            "facts/\u{ff21}pple.md",
+        ] {
+            assert!(refused(bad), "{bad:?} accepted");
+        }
+        let err = StorePath::parse("facts/.git/config.md")
+            .expect("parses")
+            .check_new()
+            .expect_err("refused");
+        assert!(err.to_string().contains(".git"), "{err}");
+    }
 
     #[test]
     fn accepts_tier_paths() {

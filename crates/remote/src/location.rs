@@ -165,6 +165,63 @@ impl Location {
         Ok(true)
     }
 
+    /// Deletes everything under this location: each namespace as
+    /// [`Location::delete_namespace`] does (head first, so no node is sent to a
+    /// missing pack), then every other object (an account's usage records). Returns
+    /// how many objects were deleted.
+    pub fn delete_all(&self) -> Result<usize> {
+        use futures_util::StreamExt;
+        for ns in self.list_namespaces()? {
+            self.delete_namespace(&ns)?;
+        }
+        let root = self.prefix.clone();
+        let store = self.store.clone();
+        crate::block_on(async move {
+            let mut deleted = 0;
+            let mut objects = store.list(Some(&root));
+            while let Some(meta) = objects.next().await {
+                let meta = meta.map_err(storage(format!("listing {root}")))?;
+                match store.delete(&meta.location).await {
+                    Ok(()) => deleted += 1,
+                    Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(storage(format!("deleting {}", meta.location))(e)),
+                }
+            }
+            Ok(deleted)
+        })
+    }
+
+    /// The names of the objects directly under this location (not below it).
+    pub fn list_objects(&self) -> Result<Vec<String>> {
+        let root = self.prefix.clone();
+        let listing = crate::block_on(self.store.list_with_delimiter(Some(&root)))
+            .map_err(storage(format!("listing {root}")))?;
+        let mut out: Vec<String> = listing
+            .objects
+            .iter()
+            .filter_map(|o| o.location.filename().map(str::to_owned))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// Total size in bytes and count of the objects under this location.
+    pub fn size(&self) -> Result<(u64, usize)> {
+        use futures_util::StreamExt;
+        let root = self.prefix.clone();
+        let store = self.store.clone();
+        crate::block_on(async move {
+            let (mut bytes, mut count) = (0u64, 0usize);
+            let mut objects = store.list(Some(&root));
+            while let Some(meta) = objects.next().await {
+                let meta = meta.map_err(storage(format!("listing {root}")))?;
+                bytes += meta.size;
+                count += 1;
+            }
+            Ok((bytes, count))
+        })
+    }
+
     /// `<prefix>/namespaces/<name>/<rest>`.
     pub(crate) fn path(&self, namespace: &Namespace, rest: &str) -> ObjectPath {
         let mut p = self.prefix.clone();

@@ -20,8 +20,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::jobs::JobError;
+use crate::jobs::{Job, JobError, Outcome};
 use crate::namespaces::{CallError, NamespaceError};
+use crate::usage::Event;
 
 pub const BUILD_HEADER: &str = "x-gitloom-build";
 
@@ -56,8 +57,10 @@ fn status_of(code: &str) -> StatusCode {
             StatusCode::NOT_FOUND
         }
         "invalid_memory" => StatusCode::UNPROCESSABLE_ENTITY,
-        "conflict" | "namespace_exists" => StatusCode::CONFLICT,
-        "embedding_failed" => StatusCode::BAD_GATEWAY,
+        "conflict" | "namespace_exists" | "path_collision" | "job_finished" => StatusCode::CONFLICT,
+        "too_large" | "payload_too_large" => StatusCode::PAYLOAD_TOO_LARGE,
+        "too_many_jobs" | "quota_exceeded" | "rate_limited" => StatusCode::TOO_MANY_REQUESTS,
+        "embedding_failed" | "model_failed" => StatusCode::BAD_GATEWAY,
         // The object store failed or the namespace's head is too contended: retry.
         "storage_unavailable" | "contended" => StatusCode::SERVICE_UNAVAILABLE,
         "internal" => StatusCode::INTERNAL_SERVER_ERROR,
@@ -65,24 +68,59 @@ fn status_of(code: &str) -> StatusCode {
     }
 }
 
+impl ApiError {
+    /// The error for a stable code. A client's mistake (4xx) keeps its message, which
+    /// names the caller's input; a server-side failure (5xx) is logged in full under
+    /// a reference and answered without its detail, so no server path, bucket or
+    /// OS error ever reaches a client.
+    pub fn from_code(code: &'static str, message: impl std::fmt::Display) -> ApiError {
+        let status = status_of(code);
+        if !status.is_server_error() {
+            return ApiError::new(status, code, message.to_string());
+        }
+        let reference = error_reference();
+        tracing::error!(code, reference = %reference, error = %message, "request failed");
+        let public = match code {
+            "storage_unavailable" => "object storage did not answer; retry".to_owned(),
+            "contended" => "the namespace is busy with other writers; retry".to_owned(),
+            "embedding_failed" => "the embedding model failed".to_owned(),
+            "model_failed" => "the language model failed".to_owned(),
+            _ => "internal error".to_owned(),
+        };
+        ApiError::new(
+            status,
+            code,
+            format!("{public} (reference {reference} in the server's log)"),
+        )
+    }
+}
+
+/// A short random reference tying an answered 5xx to its log line.
+fn error_reference() -> String {
+    format!("err_{:08x}", fastrand::u32(..))
+}
+
+/// A failure of the server itself (a task that panicked, a value that would not
+/// serialise): 500, detail in the log only.
+pub(crate) fn internal(e: &dyn std::fmt::Display) -> ApiError {
+    ApiError::from_code("internal", e)
+}
+
 impl From<OpError> for ApiError {
     fn from(e: OpError) -> ApiError {
-        let code = e.code();
-        ApiError::new(status_of(code), code, e.to_string())
+        ApiError::from_code(e.code(), &e)
     }
 }
 
 impl From<NamespaceError> for ApiError {
     fn from(e: NamespaceError) -> ApiError {
-        let code = e.code();
-        ApiError::new(status_of(code), code, e.to_string())
+        ApiError::from_code(e.code(), &e)
     }
 }
 
 impl From<CallError> for ApiError {
     fn from(e: CallError) -> ApiError {
-        let code = e.code();
-        ApiError::new(status_of(code), code, e.to_string())
+        ApiError::from_code(e.code(), &e)
     }
 }
 
@@ -141,12 +179,18 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> 
 
 /// The authenticated account (from `Authorization: Bearer KEY`), rate limited per key.
 pub struct Auth {
+    /// The tenant id: where the account's namespaces, jobs and usage live. The
+    /// account's name for its first incarnation; `name.N` for one re-created after
+    /// `N` deletions, so it never reaches what an earlier account of that name left.
     pub account: String,
+    /// The account's name.
+    pub name: String,
 }
 
 impl FromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let arrived = std::time::Instant::now();
         let unauthorized = || {
             ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -162,16 +206,38 @@ impl FromRequestParts<AppState> for Auth {
         let key = header
             .strip_prefix("Bearer ")
             .ok_or_else(unauthorized)?
-            .trim();
-        let account = state.accounts.authenticate(key).ok_or_else(unauthorized)?;
-        if let Err(wait) = state.limiter.check(key) {
+            .trim()
+            .to_owned();
+        // Every request looks at the accounts first (a stat, or one conditional read
+        // of object storage shared by concurrent requests), so a revoked key or a
+        // deleted account is refused from the next request on.
+        let tenant = if state.accounts.is_remote() {
+            let accounts = state.accounts.clone();
+            let k = key.clone();
+            tokio::task::spawn_blocking(move || accounts.authenticate_at(&k, arrived))
+                .await
+                .map_err(|e| internal(&e))?
+        } else {
+            state.accounts.authenticate_at(&key, arrived)
+        };
+        for gone in state.accounts.take_removed() {
+            state.namespaces.evict(&gone);
+            state.jobs.forget_tenant(&gone);
+            // Its records go with its data; counting it on would write them again.
+            state.usage.forget_tenant(&gone);
+        }
+        let tenant = tenant.ok_or_else(unauthorized)?;
+        if let Err(wait) = state.limiter.check(&key) {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 "rate_limited",
                 format!("too many requests for this key; retry in {wait:.2}s"),
             ));
         }
-        Ok(Auth { account })
+        Ok(Auth {
+            account: tenant.id,
+            name: tenant.name,
+        })
     }
 }
 
@@ -187,8 +253,10 @@ fn ok(status: StatusCode, namespace: Option<&str>, op: Option<&str>, result: Val
     (status, axum::Json(body)).into_response()
 }
 
-/// Runs a toolkit op in a namespace of `account` on a blocking thread: reads on the
-/// namespace's reader engine, writes on its writer under the namespace's lock.
+/// Runs a toolkit op in a namespace of `account` (a tenant id) on a blocking
+/// thread: reads on the namespace's reader engine, writes on its writer under the
+/// namespace's lock. Counted in the tenant's usage. A long op (ingest) runs only as
+/// a job.
 pub async fn run_op(
     state: &AppState,
     account: &str,
@@ -196,15 +264,86 @@ pub async fn run_op(
     op: &str,
     params: Value,
 ) -> Result<Value, ApiError> {
-    let op = gitloom_toolkit::find(op).ok_or_else(|| OpError::UnknownOp(op.to_owned()))?;
+    run_op_with(state, account, namespace, op, params, None).await
+}
+
+/// [`run_op`] for a caller that waits for a long op and can cancel it (an MCP tool
+/// call: `cancel` is set when the client sends `notifications/cancelled`); `None`
+/// refuses long ops, which over HTTP run only as jobs.
+pub async fn run_op_with(
+    state: &AppState,
+    account: &str,
+    namespace: &str,
+    op: &str,
+    params: Value,
+    cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
+) -> Result<Value, ApiError> {
+    let Some(op) = gitloom_toolkit::find(op) else {
+        state
+            .usage
+            .record(account, None, Event::Request("unknown_op"));
+        return Err(OpError::UnknownOp(op.to_owned()).into());
+    };
+    if op.long && cancel.is_none() {
+        state.usage.record(account, None, Event::Request(op.name));
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "use_a_job",
+            format!(
+                "{} takes long and runs only as a job: POST /v1/namespaces/{{ns}}/jobs with {{\"op\": \"{}\", \"params\": …}}",
+                op.name, op.name
+            ),
+        ));
+    }
     let namespaces = state.namespaces.clone();
-    let (account, namespace) = (account.to_owned(), namespace.to_owned());
-    tokio::task::spawn_blocking(move || {
-        let ns = namespaces.get(&account, &namespace)?;
-        ns.call(op, params).map_err(ApiError::from)
+    let limits = state.limits;
+    let (tenant, name) = (account.to_owned(), namespace.to_owned());
+    let (out, found, context) = tokio::task::spawn_blocking(move || {
+        let context = crate::namespaces::context(limits, cancel);
+        let ns = namespaces.get(&tenant, &name);
+        let found = ns.is_ok();
+        let out = ns
+            .map_err(CallError::from)
+            .and_then(|ns| ns.call(op, params, &context));
+        (out, found, context)
     })
     .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+    .map_err(|e| internal(&e))?;
+    // Counted under the namespace only if it exists: a caller cannot grow the meter
+    // with made-up names.
+    let at = found.then_some(namespace);
+    state.usage.record(account, at, Event::Request(op.name));
+    if found {
+        count_spent(state, account, namespace, op, out.is_ok(), &context);
+    }
+    Ok(out?)
+}
+
+/// Counts what a finished call did: a write, messages ingested, model tokens.
+fn count_spent(
+    state: &AppState,
+    tenant: &str,
+    namespace: &str,
+    op: &gitloom_toolkit::Op,
+    succeeded: bool,
+    context: &gitloom_toolkit::Context,
+) {
+    use std::sync::atomic::Ordering::Relaxed;
+    if succeeded && op.access == gitloom_toolkit::Access::Write {
+        state.usage.record(tenant, Some(namespace), Event::Write);
+    }
+    let messages = context.spent.messages.load(Relaxed);
+    if messages > 0 {
+        state
+            .usage
+            .record(tenant, Some(namespace), Event::Messages(messages));
+    }
+    let tokens = context.spent.model_tokens.load(Relaxed);
+    if tokens > 0 {
+        state
+            .usage
+            .record(tenant, Some(namespace), Event::ModelTokens(tokens));
+    }
 }
 
 #[utoipa::path(get, path = "/healthz", tag = "meta",
@@ -220,7 +359,12 @@ async fn healthz() -> Response {
 #[utoipa::path(get, path = "/v1/namespaces", tag = "namespaces",
     responses((status = 200, description = "The account's namespaces."), (status = 401, description = "No valid key.")))]
 async fn list_namespaces(State(s): State<AppState>, auth: Auth) -> Result<Response, ApiError> {
-    let names = s.namespaces.list(&auth.account)?;
+    s.usage
+        .record(&auth.account, None, Event::Request("list_namespaces"));
+    let namespaces = s.namespaces.clone();
+    let names = tokio::task::spawn_blocking(move || namespaces.list(&auth.account))
+        .await
+        .map_err(|e| internal(&e))??;
     Ok(ok(StatusCode::OK, None, None, json!({"namespaces": names})))
 }
 
@@ -238,15 +382,15 @@ async fn create_namespace(
     auth: Auth,
     Body(body): Body,
 ) -> Result<Response, ApiError> {
+    s.usage
+        .record(&auth.account, None, Event::Request("create_namespace"));
     let req: CreateNamespace = serde_json::from_value(body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_params", e.to_string()))?;
     let namespaces = s.namespaces.clone();
     let name = req.name.clone();
     tokio::task::spawn_blocking(move || namespaces.create(&auth.account, &name).map(|_| ()))
         .await
-        .map_err(|e| {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-        })??;
+        .map_err(|e| internal(&e))??;
     Ok(ok(
         StatusCode::CREATED,
         Some(&req.name),
@@ -263,13 +407,13 @@ async fn delete_namespace(
     auth: Auth,
     P(ns): P<String>,
 ) -> Result<Response, ApiError> {
+    s.usage
+        .record(&auth.account, None, Event::Request("delete_namespace"));
     let namespaces = s.namespaces.clone();
     let name = ns.clone();
     tokio::task::spawn_blocking(move || namespaces.delete(&auth.account, &name))
         .await
-        .map_err(|e| {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-        })??;
+        .map_err(|e| internal(&e))??;
     Ok(ok(
         StatusCode::OK,
         Some(&ns),
@@ -431,8 +575,9 @@ pub struct CreateJob {
     pub params: Value,
 }
 
-/// Starts an op as a job in a namespace. Shared by `POST …/jobs` and (after the merge)
-/// `POST …/ingest`.
+/// Starts an op as a job in a namespace: its parameters are checked first (a job
+/// that can only fail is refused with the error it would have had), then the
+/// tenant's job and ingest quotas. Shared by `POST …/jobs` and `POST …/ingest`.
 pub async fn start_job(
     state: &AppState,
     account: &str,
@@ -440,23 +585,68 @@ pub async fn start_job(
     op: &str,
     params: Value,
 ) -> Result<Response, ApiError> {
-    let found = gitloom_toolkit::find(op).ok_or_else(|| OpError::UnknownOp(op.to_owned()))?;
+    let Some(found) = gitloom_toolkit::find(op) else {
+        state
+            .usage
+            .record(account, None, Event::Request("unknown_op"));
+        return Err(OpError::UnknownOp(op.to_owned()).into());
+    };
+    if let Err(e) = found.check(&params, &state.limits) {
+        state
+            .usage
+            .record(account, None, Event::Request(found.name));
+        return Err(e.into());
+    }
+    let messages = if found.name == "ingest" {
+        gitloom_toolkit::ingest_message_count(&params).unwrap_or(0)
+    } else {
+        0
+    };
     // Fail fast on a namespace that does not exist, before a job is made.
     let namespaces = state.namespaces.clone();
     let (a, n) = (account.to_owned(), ns.to_owned());
     let handle = tokio::task::spawn_blocking(move || namespaces.get(&a, &n))
         .await
-        .map_err(|e| {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-        })??;
-    let job = state.jobs.spawn(account, ns, op, move || {
-        handle.call(found, params).map_err(|e| JobError {
-            code: e.code().to_owned(),
-            message: e.to_string(),
-        })
-    });
-    let v = serde_json::to_value(&job)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+        .map_err(|e| internal(&e))?;
+    let at = handle.is_ok().then_some(ns);
+    state.usage.record(account, at, Event::Request(found.name));
+    let handle = handle?;
+    let limits = state.limits;
+    let st = state.clone();
+    let (tenant, name) = (account.to_owned(), ns.to_owned());
+    let job = state
+        .jobs
+        .spawn(
+            account,
+            ns,
+            found.name,
+            found.long,
+            messages,
+            move |cancel| {
+                let context = crate::namespaces::context(limits, cancel);
+                let out = handle.call(found, params, &context);
+                count_spent(&st, &tenant, &name, found, out.is_ok(), &context);
+                let cancelled = context
+                    .cancel
+                    .as_ref()
+                    .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                    && out
+                        .as_ref()
+                        .is_ok_and(|v| v.get("cancelled").and_then(Value::as_bool) == Some(true));
+                Outcome {
+                    result: out.map_err(|e| {
+                        let api = ApiError::from(e);
+                        JobError {
+                            code: api.code.to_owned(),
+                            message: api.message,
+                        }
+                    }),
+                    cancelled,
+                }
+            },
+        )
+        .map_err(|e| ApiError::from_code(e.code(), &e))?;
+    let v = serde_json::to_value(&job).map_err(|e| internal(&e))?;
     Ok(ok(StatusCode::ACCEPTED, Some(ns), Some(op), v))
 }
 
@@ -490,23 +680,93 @@ async fn ingest(
 
 #[utoipa::path(get, path = "/v1/jobs/{id}", tag = "jobs",
     params(("id" = String, Path, description = "Job id")),
-    responses((status = 200, description = "The job: status, and result or error when finished."), (status = 404, description = "No such job for this account.")))]
+    responses((status = 200, description = "The job: status, and result or error when finished."), (status = 404, description = "No such job for this account (or it finished long enough ago to be forgotten).")))]
 async fn get_job(
     State(s): State<AppState>,
     auth: Auth,
     P(id): P<String>,
 ) -> Result<Response, ApiError> {
-    let job = s.jobs.get(&auth.account, &id).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "job_not_found",
-            format!("no job {id:?}"),
+    s.usage
+        .record(&auth.account, None, Event::Request("get_job"));
+    let job = s
+        .jobs
+        .get(&auth.account, &id)
+        .map_err(|e| ApiError::from_code(e.code(), &e))?;
+    Ok(job_response(StatusCode::OK, &job))
+}
+
+#[utoipa::path(delete, path = "/v1/jobs/{id}", tag = "jobs",
+    params(("id" = String, Path, description = "Job id")),
+    responses((status = 202, description = "A running job was asked to stop: it stops at its next safe point (between sessions) and is then `cancelled`, its result saying what it did before."), (status = 200, description = "A finished job was forgotten (its result is gone)."), (status = 404, description = "No such job for this account."), (status = 409, description = "A running job that cannot be stopped (only ingest can).")))]
+async fn cancel_job(
+    State(s): State<AppState>,
+    auth: Auth,
+    P(id): P<String>,
+) -> Result<Response, ApiError> {
+    s.usage
+        .record(&auth.account, None, Event::Request("cancel_job"));
+    let job = s
+        .jobs
+        .cancel(&auth.account, &id)
+        .map_err(|e| ApiError::from_code(e.code(), &e))?;
+    let status = if job.status == crate::jobs::JobStatus::Cancelling {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    Ok(job_response(status, &job))
+}
+
+/// A job in the usual envelope, its result written as the JSON it was kept as.
+fn job_response(status: StatusCode, job: &Job) -> Response {
+    #[derive(serde::Serialize)]
+    struct Envelope<'a> {
+        build: &'static str,
+        namespace: &'a str,
+        result: &'a Job,
+    }
+    (
+        status,
+        axum::Json(Envelope {
+            build: BUILD,
+            namespace: &job.namespace,
+            result: job,
+        }),
+    )
+        .into_response()
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UsageQuery {
+    /// Also measure each namespace's storage bytes (default true).
+    pub storage: Option<bool>,
+}
+
+#[utoipa::path(get, path = "/v1/usage", tag = "usage", params(UsageQuery),
+    responses((status = 200, description = "The account's usage: per namespace, requests by op, writes, ingested messages, model tokens and storage bytes, summed over every node.")))]
+async fn usage(
+    State(s): State<AppState>,
+    auth: Auth,
+    Q(q): Q<UsageQuery>,
+) -> Result<Response, ApiError> {
+    s.usage.record(&auth.account, None, Event::Request("usage"));
+    let st = s.clone();
+    let (tenant, name) = (auth.account.clone(), auth.name.clone());
+    let report = tokio::task::spawn_blocking(move || {
+        crate::usage::report(
+            &st.usage,
+            &st.namespaces,
+            &tenant,
+            &name,
+            q.storage != Some(false),
         )
-    })?;
-    let ns = job.namespace.clone();
-    let v = serde_json::to_value(&job)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
-    Ok(ok(StatusCode::OK, Some(&ns), None, v))
+    })
+    .await
+    .map_err(|e| internal(&e))?
+    .map_err(|e| internal(&e))?;
+    let v = serde_json::to_value(&report).map_err(|e| internal(&e))?;
+    Ok(ok(StatusCode::OK, None, None, v))
 }
 
 #[utoipa::path(get, path = "/openapi.json", tag = "meta",
@@ -547,7 +807,8 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(call_op))
         .routes(routes!(create_job))
         .routes(routes!(ingest))
-        .routes(routes!(get_job))
+        .routes(routes!(get_job, cancel_job))
+        .routes(routes!(usage))
 }
 
 /// The OpenAPI document: routes from `api()`, and every op's parameter schema (from
@@ -598,7 +859,7 @@ pub fn router(state: AppState) -> axum::Router {
         .layer(axum::middleware::map_response(add_build_header))
 }
 
-async fn add_build_header(mut res: Response) -> Response {
+pub(crate) async fn add_build_header(mut res: Response) -> Response {
     res.headers_mut()
         .insert(BUILD_HEADER, HeaderValue::from_static(BUILD));
     res

@@ -180,14 +180,26 @@ impl ServerHandler for HttpMcp {
             ));
         }
         let params = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let outcome = crate::http::run_op(
+        // A client's `notifications/cancelled` stops a long op (ingest) between
+        // sessions, as `DELETE /v1/jobs/{id}` does for a job.
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watch = {
+            let (cancel, ct) = (cancel.clone(), context.ct.clone());
+            tokio::spawn(async move {
+                ct.cancelled().await;
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            })
+        };
+        let outcome = crate::http::run_op_with(
             &self.state,
             &caller.account,
             &caller.namespace,
             &name,
             params,
+            Some(cancel),
         )
         .await;
+        watch.abort();
         Ok(match outcome {
             Ok(v) => tool_result(v),
             Err(e) => tool_error(e.code, &e.message),
@@ -213,14 +225,16 @@ fn tool_error(code: &str, message: &str) -> CallToolResult {
     r
 }
 
-/// Authenticates an MCP-over-HTTP request and resolves its namespace; refuses it
-/// with the API's JSON errors otherwise.
+/// Authenticates an MCP-over-HTTP request and resolves its namespace, and holds its
+/// body to the API's rules (at most `--max-body` bytes, JSON, well-formed); refuses
+/// it with the API's JSON errors otherwise.
 async fn mcp_auth(
     axum::extract::State(state): axum::extract::State<crate::AppState>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::extract::FromRequestParts;
+    use axum::http::StatusCode;
     use axum::response::IntoResponse;
     let (mut parts, body) = req.into_parts();
     let auth = match crate::http::Auth::from_request_parts(&mut parts, &state).await {
@@ -235,18 +249,106 @@ async fn mcp_auth(
         .to_owned();
     if let Err(m) = crate::names::validate("namespace", &ns) {
         return crate::http::ApiError::new(
-            axum::http::StatusCode::BAD_REQUEST,
+            StatusCode::BAD_REQUEST,
             "invalid_name",
             format!("{m} (header {NAMESPACE_HEADER})"),
         )
         .into_response();
     }
+    let body = if parts.method == axum::http::Method::POST {
+        match checked_body(&parts, body, state.max_body).await {
+            Ok(b) => b,
+            Err(e) => return e.into_response(),
+        }
+    } else {
+        body
+    };
     parts.extensions.insert(Caller {
         account: auth.account,
         namespace: ns,
     });
-    next.run(axum::extract::Request::from_parts(parts, body))
+    json_errors(
+        next.run(axum::extract::Request::from_parts(parts, body))
+            .await,
+    )
+    .await
+}
+
+/// The body of a POST to `/mcp`, read whole within `max` bytes and checked to be
+/// JSON, so the caller's mistakes get the API's errors rather than the MCP layer's.
+async fn checked_body(
+    parts: &axum::http::request::Parts,
+    body: axum::body::Body,
+    max: usize,
+) -> Result<axum::body::Body, crate::http::ApiError> {
+    use axum::http::StatusCode;
+    let is_json = parts
+        .headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !is_json {
+        return Err(crate::http::ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "an MCP request is JSON: Content-Type: application/json",
+        ));
+    }
+    let bytes = axum::body::to_bytes(body, max).await.map_err(|_| {
+        crate::http::ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is larger than the {max} bytes this server accepts"),
+        )
+    })?;
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+        return Err(crate::http::ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+            format!("the request body is not JSON: {e}"),
+        ));
+    }
+    Ok(axum::body::Body::from(bytes))
+}
+
+/// An error the MCP layer answered in plain text (a missing `Accept`, an unknown
+/// session, …) becomes the API's JSON error with the same status.
+async fn json_errors(res: axum::response::Response) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("json") || v.contains("event-stream"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return res;
+    }
+    let text = axum::body::to_bytes(res.into_body(), 64 * 1024)
         .await
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let code = match status.as_u16() {
+        400 => "invalid_request",
+        401 => "unauthorized",
+        404 => "mcp_session_not_found",
+        405 => "method_not_allowed",
+        406 => "not_acceptable",
+        413 => "payload_too_large",
+        415 => "unsupported_media_type",
+        422 => "invalid_request",
+        _ if status.is_server_error() => "internal",
+        _ => "invalid_request",
+    };
+    if status.is_server_error() {
+        return crate::http::ApiError::from_code("internal", format!("MCP layer: {text}"))
+            .into_response();
+    }
+    crate::http::ApiError::new(status, code, text.trim().to_owned()).into_response()
 }
 
 /// The `/mcp` route: rmcp's streamable HTTP service behind [`mcp_auth`].
@@ -261,10 +363,16 @@ pub fn http_router(state: crate::AppState) -> axum::Router {
         move || Ok(handler.clone()),
         Arc::new(LocalSessionManager::default()),
         // DNS-rebinding protection stays on (loopback host names only) unless the
-        // server is put behind a proxy that rewrites Host.
-        StreamableHttpServerConfig::default().with_json_response(true),
+        // server is put behind a proxy that rewrites Host. The body limit is the
+        // API's (`--max-body`); `mcp_auth` enforces it first with a JSON error.
+        StreamableHttpServerConfig::default()
+            .with_json_response(true)
+            .with_max_request_body_bytes(state.max_body),
     );
     axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(state, mcp_auth))
+        .layer(axum::middleware::map_response(
+            crate::http::add_build_header,
+        ))
 }

@@ -33,9 +33,43 @@ pub fn validate(kind: &str, name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a tenant id (`accounts::tenant_id`): an account name, or a name, a dot and
+/// the generation of an account re-created after a deletion (`carol.1`).
+pub fn validate_tenant(id: &str) -> Result<(), String> {
+    let (name, generation) = match id.split_once('.') {
+        Some((n, g)) => (n, Some(g)),
+        None => (id, None),
+    };
+    validate("account", name)?;
+    match generation {
+        Some(g) if g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit()) || g.starts_with('0') => {
+            Err(format!("tenant id {id:?} must be NAME or NAME.GENERATION"))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::validate;
+    use super::{validate, validate_tenant};
+
+    #[test]
+    fn tenant_ids_are_a_name_and_a_generation() {
+        for ok in ["carol", "carol.1", "carol.12"] {
+            assert!(validate_tenant(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "carol.",
+            "carol.01",
+            "carol.x",
+            "carol.1.2",
+            ".1",
+            "../x",
+            "carol/1",
+        ] {
+            assert!(validate_tenant(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn only_plain_names_pass() {

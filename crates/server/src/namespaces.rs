@@ -5,8 +5,10 @@
 //! The directory is derived only from the authenticated account and a validated name
 //! (`names.rs`), never from raw request text, so a request can address no other place.
 //!
-//! Each open namespace has several engines on the same store: a writer behind a mutex
-//! (so writes to one namespace serialise) and a small pool of readers that read ops
+//! Each open namespace has several engines on the same store: a writer that every
+//! write goes through at once (the engine groups the writes that arrive together
+//! into one commit; the store's write lock orders commits) and a small pool of
+//! readers that read ops
 //! take in turn (each engine serialises its own queries on its index connection, so
 //! the pool is what lets reads of one namespace run side by side). They hold
 //! separate SQLite connections to the WAL-mode index, so a read never waits for a
@@ -25,13 +27,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use gitloom_engine::{Engine, EngineError, EngineOptions};
 use gitloom_remote::{
     Location, Namespace as RemoteName, RemoteError, RemoteNamespace, Storage, WriteError,
 };
-use gitloom_toolkit::{Access, Op, OpError};
+use gitloom_toolkit::{Access, Context, Op, OpError};
 use serde_json::Value;
 
 use crate::names;
@@ -102,6 +105,16 @@ pub fn call_on(storage: &Storage, op: &Op, params: Value) -> Result<Value, CallE
     }
 }
 
+/// The context of one call from the server: the operator's limits and, for a job,
+/// its cancellation flag.
+pub fn context(limits: gitloom_toolkit::Limits, cancel: Option<Arc<AtomicBool>>) -> Context {
+    Context {
+        cancel,
+        limits,
+        spent: Default::default(),
+    }
+}
+
 impl NamespaceError {
     pub fn code(&self) -> &'static str {
         match self {
@@ -114,10 +127,19 @@ impl NamespaceError {
     }
 }
 
+/// A local store's writer: one engine that every write of the namespace goes
+/// through, concurrently, so writes that arrive together share a commit (the
+/// engine's group commit). The gate lets a namespace's deletion wait for the writes
+/// in flight and keeps new ones out meanwhile.
+struct Writer {
+    engine: Engine,
+    gate: std::sync::RwLock<()>,
+}
+
 /// Where a namespace's store is.
 enum Backing {
-    /// A store directory; writes serialise on the writer engine's mutex.
-    Local(Box<Mutex<Engine>>),
+    /// A store directory.
+    Local(Box<Writer>),
     /// A namespace in object storage, through its mirror (whose own lock serialises
     /// this node's writes; the head's compare-and-swap orders all nodes').
     Remote(Box<RemoteNamespace>),
@@ -127,6 +149,8 @@ enum Backing {
 pub struct Namespace {
     pub name: String,
     backing: Backing,
+    /// For engines a long op opens of its own.
+    options: EngineOptions,
     readers: Vec<Engine>,
     next: std::sync::atomic::AtomicUsize,
 }
@@ -139,15 +163,29 @@ impl Namespace {
     }
 
     /// Runs a toolkit op: a read on a reader engine, a write on the writer (local)
-    /// or through object storage (acknowledged by the head). Blocks.
-    pub fn call(&self, op: &Op, params: Value) -> Result<Value, CallError> {
-        if op.access == Access::Read {
-            return Ok(self.read(|engine| op.call(engine, params))??);
-        }
-        match &self.backing {
-            Backing::Local(writer) => {
-                let engine = writer.lock().unwrap_or_else(|p| p.into_inner());
-                let out = op.call(&engine, params)?;
+    /// or through object storage (acknowledged by the head). A long op (ingest) on
+    /// a local store runs on an engine of its own, not under the writer: it commits
+    /// session by session under the store's write lock, so other writes to the
+    /// namespace go on meanwhile. Blocks.
+    pub fn call(&self, op: &Op, params: Value, context: &Context) -> Result<Value, CallError> {
+        match (&self.backing, op.access) {
+            (Backing::Local(_), Access::Read) => {
+                Ok(op.call_with(self.reader(), params, context)?)
+            }
+            (Backing::Local(writer), Access::Write) if op.long => {
+                let _open = writer.gate.read().unwrap_or_else(|p| p.into_inner());
+                let root = writer.engine.store().root().to_path_buf();
+                let own = Engine::open_with(&root, self.options.clone()).map_err(|source| {
+                    NamespaceError::Engine {
+                        name: self.name.clone(),
+                        source: Box::new(source),
+                    }
+                })?;
+                Ok(op.call_with(&own, params, context)?)
+            }
+            (Backing::Local(writer), Access::Write) => {
+                let _open = writer.gate.read().unwrap_or_else(|p| p.into_inner());
+                let out = op.call_with(&writer.engine, params, context)?;
                 if op.name == "gc" {
                     // A repack replaced the packs under the readers' object stores.
                     for reader in &self.readers {
@@ -162,9 +200,22 @@ impl Namespace {
                 }
                 Ok(out)
             }
-            Backing::Remote(remote) => {
+            (Backing::Remote(remote), Access::Read) => {
+                let now = remote.revalidate().map_err(|e| self.storage_error(e))?;
+                if now.commit.is_none() {
+                    // Deleted through another node since this one opened it.
+                    return Err(NamespaceError::NotFound(self.name.clone()).into());
+                }
+                // On the mirror's own engine: a second gix handle on a mirror that
+                // fetches and repacks under it was seen to miss objects (in
+                // `eight_writers_across_three_serve_nodes_lose_nothing`), so remote
+                // namespaces have no reader pool; their reads on one node take turns.
+                Ok(op.call_with(remote.engine(), params, context)?)
+            }
+            (Backing::Remote(remote), Access::Write) => {
+                // A long op is one push too: the mirror is the unit of publication.
                 let pushed = remote
-                    .write_existing_with(|engine| op.call(engine, params.clone()))
+                    .write_existing_with(|engine| op.call_with(engine, params.clone(), context))
                     .map_err(|e| match e {
                         WriteError::Op(e) => CallError::Op(e),
                         WriteError::NoNamespace => {
@@ -204,6 +255,64 @@ impl Namespace {
             source: Box::new(e),
         }
     }
+}
+
+/// Deletes everything a tenant holds: in the data directory `data` (its store
+/// directories, usage records and this node's caches of it), and with object storage
+/// every object under `accounts/<tenant>/`. For a deleted account only: its keys are
+/// gone, so nothing writes there any more (a write still in flight on a server
+/// fails, or leaves files no account can reach).
+pub fn purge_tenant(
+    data: Option<&Path>,
+    storage: Option<&Location>,
+    tenant: &str,
+) -> Result<(), NamespaceError> {
+    names::validate_tenant(tenant).map_err(NamespaceError::InvalidName)?;
+    if let Some(location) = storage {
+        let storage_error = |e: RemoteError| NamespaceError::Storage {
+            name: String::new(),
+            source: Box::new(e),
+        };
+        location
+            .within(&format!("accounts/{tenant}"))
+            .map_err(storage_error)?
+            .delete_all()
+            .map_err(storage_error)?;
+    }
+    let Some(data) = data else {
+        return Ok(());
+    };
+    for dir in [
+        data.join("accounts").join(tenant),
+        data.join("cache").join(tenant),
+    ] {
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(NamespaceError::Io(format!("{}: {e}", dir.display()))),
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of the files below `dir` (symbolic links are not followed; what cannot
+/// be read counts nothing).
+fn dir_size(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() => total += e.metadata().map_or(0, |m| m.len()),
+                _ => {}
+            }
+        }
+    }
+    total
 }
 
 /// Reader engines per open namespace unless configured.
@@ -248,7 +357,7 @@ impl Namespaces {
     /// mirror's cache. `account` comes from authentication (already a valid name);
     /// `name` is checked here.
     pub fn dir(&self, account: &str, name: &str) -> Result<PathBuf, NamespaceError> {
-        names::validate("account", account).map_err(NamespaceError::InvalidName)?;
+        names::validate_tenant(account).map_err(NamespaceError::InvalidName)?;
         names::validate("namespace", name).map_err(NamespaceError::InvalidName)?;
         Ok(match self.storage {
             None => self.account_dir(account).join(name),
@@ -305,7 +414,14 @@ impl Namespaces {
                 source: Box::new(source),
             }
         })?;
-        self.finish_open(account, name, Backing::Local(Box::new(Mutex::new(writer))))
+        self.finish_open(
+            account,
+            name,
+            Backing::Local(Box::new(Writer {
+                engine: writer,
+                gate: Default::default(),
+            })),
+        )
     }
 
     fn open_remote(
@@ -330,13 +446,7 @@ impl Namespaces {
         backing: Backing,
     ) -> Result<Arc<Namespace>, NamespaceError> {
         let store_dir = match &backing {
-            Backing::Local(w) => Some(
-                w.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .store()
-                    .root()
-                    .to_path_buf(),
-            ),
+            Backing::Local(w) => Some(w.engine.store().root().to_path_buf()),
             Backing::Remote(_) => None,
         };
         let mut readers = Vec::with_capacity(self.readers);
@@ -351,6 +461,7 @@ impl Namespaces {
         let ns = Arc::new(Namespace {
             name: name.to_owned(),
             backing,
+            options: self.options.clone(),
             readers,
             next: std::sync::atomic::AtomicUsize::new(0),
         });
@@ -407,13 +518,20 @@ impl Namespaces {
                 source: Box::new(source),
             }
         })?;
-        self.finish_open(account, name, Backing::Local(Box::new(Mutex::new(writer))))
+        self.finish_open(
+            account,
+            name,
+            Backing::Local(Box::new(Writer {
+                engine: writer,
+                gate: Default::default(),
+            })),
+        )
     }
 
     /// The account's namespaces, by name.
     pub fn list(&self, account: &str) -> Result<Vec<String>, NamespaceError> {
         if let Some(location) = &self.storage {
-            names::validate("account", account).map_err(NamespaceError::InvalidName)?;
+            names::validate_tenant(account).map_err(NamespaceError::InvalidName)?;
             let storage = |e: RemoteError| NamespaceError::Storage {
                 name: String::new(),
                 source: Box::new(e),
@@ -443,6 +561,46 @@ impl Namespaces {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// The bytes a namespace occupies: its store directory (git history, work tree
+    /// and index) or, in object storage, its objects.
+    pub fn storage_bytes(&self, account: &str, name: &str) -> Result<u64, NamespaceError> {
+        let dir = self.dir(account, name)?;
+        if let Some(location) = &self.storage {
+            let (at, _) = self.remote(location, account, name)?;
+            let ns =
+                at.within(&format!("namespaces/{name}"))
+                    .map_err(|e| NamespaceError::Storage {
+                        name: name.to_owned(),
+                        source: Box::new(e),
+                    })?;
+            return ns
+                .size()
+                .map(|(bytes, _)| bytes)
+                .map_err(|e| NamespaceError::Storage {
+                    name: name.to_owned(),
+                    source: Box::new(e),
+                });
+        }
+        Ok(dir_size(&dir))
+    }
+
+    /// Forgets every open namespace of a tenant (its account was deleted or lost its
+    /// last key): their engines close once the requests still running finish.
+    pub fn evict(&self, tenant: &str) {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(t, _), _| t != tenant);
+    }
+
+    /// Deletes everything a tenant holds (see [`purge_tenant`]) and forgets what is
+    /// open of it here.
+    pub fn purge(&self, tenant: &str) -> Result<(), NamespaceError> {
+        let _g = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        self.evict(tenant);
+        purge_tenant(Some(&self.data), self.storage.as_ref(), tenant)
     }
 
     /// Deletes a namespace and its store. Waits for a write in progress on this node
@@ -478,7 +636,7 @@ impl Namespaces {
         }
         // Hold the write lock while the files go: no write is half-way through them.
         let _w = ns.as_ref().and_then(|n| match &n.backing {
-            Backing::Local(w) => Some(w.lock().unwrap_or_else(|p| p.into_inner())),
+            Backing::Local(w) => Some(w.gate.write().unwrap_or_else(|p| p.into_inner())),
             Backing::Remote(_) => None,
         });
         if !dir.join(".git").is_dir() {

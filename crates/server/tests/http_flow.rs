@@ -170,29 +170,48 @@ fn account_namespace_write_retrieve_job_poll() {
                 || h["title"].as_str().unwrap_or("").contains("Globex")),
         "{body}"
     );
-    // A session that is not one is refused by the job, naming the field.
+    // A session that is not one is refused before a job is made, naming the field.
     let (st, body, _) = post(
         Some(&key),
         &s.url("/v1/namespaces/notes/ingest"),
         &json!({"sessions": [{"id": "s2", "messages": "nope"}]}),
     );
-    assert_eq!(st, 202, "{body}");
-    let id = body["result"]["id"].as_str().expect("job id").to_owned();
-    let done = wait_job(&s, &key, &id);
-    assert_eq!(done["result"]["status"], "failed", "{done}");
-    assert_eq!(done["result"]["error"]["code"], "invalid_params", "{done}");
+    assert_eq!(
+        (st, body["error"]["code"].as_str()),
+        (400, Some("invalid_params")),
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("messages"),
+        "{body}"
+    );
 
-    // A failing job keeps its error code.
+    // So is a job whose parameters can only fail; its error code is the op's.
     let (st, body, _) = post(
         Some(&key),
         &s.url("/v1/namespaces/notes/jobs"),
         &json!({"op": "write", "params": {"path": "../x.md", "content": "x"}}),
     );
+    assert_eq!(
+        (st, body["error"]["code"].as_str()),
+        (400, Some("invalid_path")),
+        "{body}"
+    );
+
+    // A job that fails while it runs keeps its error code.
+    let (st, body, _) = post(
+        Some(&key),
+        &s.url("/v1/namespaces/notes/jobs"),
+        &json!({"op": "write", "params": {"path": "facts/broken.md", "content": "no frontmatter"}}),
+    );
     assert_eq!(st, 202, "{body}");
     let id = body["result"]["id"].as_str().expect("job id").to_owned();
     let done = wait_job(&s, &key, &id);
     assert_eq!(done["result"]["status"], "failed", "{done}");
-    assert_eq!(done["result"]["error"]["code"], "invalid_path", "{done}");
+    assert_eq!(done["result"]["error"]["code"], "invalid_memory", "{done}");
 
     // Delete the namespace: gone from the list and from disk.
     let (st, _, _) = delete(Some(&key), &s.url("/v1/namespaces/notes"));
@@ -238,6 +257,8 @@ fn openapi_lists_every_route() {
         "POST /v1/namespaces/{ns}/jobs",
         "POST /v1/namespaces/{ns}/ingest",
         "GET /v1/jobs/{id}",
+        "DELETE /v1/jobs/{id}",
+        "GET /v1/usage",
     ];
     expected.sort();
     assert_eq!(documented, expected);

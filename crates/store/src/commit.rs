@@ -86,7 +86,102 @@ pub struct WriteLock {
     path: std::path::PathBuf,
 }
 
+/// What a [`Store::commit_group`] did.
+#[derive(Debug)]
+pub struct GroupOutcome {
+    /// The one commit, if any batch changed anything.
+    pub commit: Option<CommitOutcome>,
+    /// Per batch, in order: the paths it changed (empty when it changed nothing), or
+    /// why it was refused.
+    pub results: Vec<Result<Vec<String>, StoreError>>,
+}
+
+/// One batch as the commit core sees it: content per path (`None` deletes).
+pub(crate) struct Part {
+    changes: BTreeMap<String, Option<Vec<u8>>>,
+    allow_dirty: bool,
+    base: Option<ObjectId>,
+}
+
+type PartsOutcome = (Option<CommitOutcome>, Vec<Result<Vec<String>, StoreError>>);
+
+/// Refusals of a part that do not depend on the branch tip: a path gitloom may not
+/// commit or may not create (its name), two paths of the part that are one file on a
+/// case-insensitive file system, a path (or its case-folded form) that an earlier
+/// part of the group already claims.
+fn precheck<'a>(part: &'a Part, claimed: &mut BTreeMap<String, &'a str>) -> Result<(), StoreError> {
+    for (path, content) in &part.changes {
+        // Defence in depth: `StorePath` already guarantees this for public callers.
+        if !is_committable(path) {
+            return Err(StoreError::NotCommittable { path: path.clone() });
+        }
+        if content.is_some()
+            && path != ".gitignore"
+            && let Err(e) = StorePath::parse(path).and_then(|p| p.check_new())
+        {
+            return Err(StoreError::BadName(e));
+        }
+    }
+    // Two paths of one batch that are one file on a case-insensitive file system.
+    let mut folded: BTreeMap<String, &str> = BTreeMap::new();
+    for path in part.changes.keys() {
+        if let Some(other) = folded.insert(path.to_lowercase(), path)
+            && other != path
+        {
+            return Err(StoreError::CaseCollision {
+                path: path.clone(),
+                existing: other.to_owned(),
+            });
+        }
+    }
+    for (fold, path) in &folded {
+        if let Some(other) = claimed.get(fold) {
+            return Err(if other == path {
+                StoreError::Conflict {
+                    retries: 0,
+                    cause: format!("{path} is written by another batch of the same group"),
+                }
+            } else {
+                StoreError::CaseCollision {
+                    path: (*path).to_owned(),
+                    existing: (*other).to_owned(),
+                }
+            });
+        }
+    }
+    claimed.extend(folded);
+    Ok(())
+}
+
+/// Per part: its tip-independent refusal, else its judgement (paths it changed).
+fn merge_results(
+    parts: &[Part],
+    refused: Vec<Option<StoreError>>,
+    judged: Vec<Result<Vec<Edit<'_>>, StoreError>>,
+) -> Vec<Result<Vec<String>, StoreError>> {
+    refused
+        .into_iter()
+        .zip(judged)
+        .zip(parts)
+        .map(|((r, j), _)| match (r, j) {
+            (Some(e), _) => Err(e),
+            (None, Err(e)) => Err(e),
+            (None, Ok(edits)) => Ok(edits.iter().map(|e| e.path.to_owned()).collect()),
+        })
+        .collect()
+}
+
+/// Results when nothing reached the tip: each part's refusal, or nothing changed.
+fn finish_results(
+    parts: &[Part],
+    refused: Vec<Option<StoreError>>,
+) -> Vec<Result<Vec<String>, StoreError>> {
+    let judged = parts.iter().map(|_| Ok(Vec::new())).collect();
+    merge_results(parts, refused, judged)
+}
+
 /// One path whose blob changes in this commit.
+#[derive(Clone)]
 pub(crate) struct Edit<'a> {
     pub path: &'a str,
     pub old: Option<ObjectId>,
@@ -165,28 +260,72 @@ impl Store {
         held: Option<&WriteLock>,
         base: Option<ObjectId>,
     ) -> Result<Option<CommitOutcome>, StoreError> {
-        // Defence in depth: `StorePath` already guarantees this for public callers.
-        let mut wanted: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
-        for (path, content) in &changes {
-            if !is_committable(path) {
-                return Err(StoreError::NotCommittable { path: path.clone() });
-            }
-            wanted.insert(path.as_str(), content.as_deref());
+        let one = Part {
+            changes: changes.into_iter().collect(),
+            allow_dirty,
+            base,
+        };
+        let (outcome, mut results) = self.commit_parts(vec![one], message, time, held)?;
+        match results.pop() {
+            Some(Err(e)) => Err(e),
+            _ => Ok(outcome),
         }
-        if wanted.is_empty() {
-            return Ok(None);
+    }
+
+    /// Writes several batches as **one** commit (group commit): each batch is judged
+    /// on its own, exactly as [`Store::commit`] would judge it alone against the
+    /// branch tip (its `base`, dirty files, case and look-alike collisions), and a
+    /// batch that is refused is left out with its own error while the others are
+    /// committed. The batches must name disjoint paths (a path named by an earlier
+    /// batch refuses the later one). `message` and `time` are the commit's.
+    ///
+    /// Returns the commit (if anything changed) and, per batch in order, the paths
+    /// it changed or why it was refused.
+    pub fn commit_group(
+        &self,
+        batches: &[Batch],
+        message: &str,
+        time: Option<jiff::Timestamp>,
+    ) -> Result<GroupOutcome, StoreError> {
+        let parts = batches
+            .iter()
+            .map(|b| Part {
+                changes: b
+                    .changes
+                    .iter()
+                    .map(|(p, c)| (p.as_str().to_owned(), c.clone()))
+                    .collect(),
+                allow_dirty: b.allow_dirty_overwrite,
+                base: b.base,
+            })
+            .collect();
+        let (commit, results) = self.commit_parts(parts, message, time, None)?;
+        Ok(GroupOutcome { commit, results })
+    }
+
+    /// The one commit path: checks each part, writes blobs, then (under the write
+    /// lock and git's index lock) judges each part against the tip, builds one tree
+    /// from the parts that pass, moves the branch by compare-and-swap (judging again
+    /// on a new tip if it lost the race), and refreshes the work tree.
+    fn commit_parts(
+        &self,
+        parts: Vec<Part>,
+        message: &str,
+        time: Option<jiff::Timestamp>,
+        held: Option<&WriteLock>,
+    ) -> Result<PartsOutcome, StoreError> {
+        // Refusals that do not depend on the tip: fixed for the whole call.
+        let mut refused: Vec<Option<StoreError>> = parts.iter().map(|_| None).collect();
+        let mut claimed: BTreeMap<String, &str> = BTreeMap::new();
+        for (i, part) in parts.iter().enumerate() {
+            refused[i] = precheck(part, &mut claimed).err();
         }
-        // Two paths of one batch that are one file on a case-insensitive file system.
-        let mut folded: BTreeMap<String, &str> = BTreeMap::new();
-        for path in wanted.keys() {
-            if let Some(other) = folded.insert(path.to_lowercase(), path)
-                && other != *path
-            {
-                return Err(StoreError::CaseCollision {
-                    path: (*path).to_owned(),
-                    existing: other.to_owned(),
-                });
-            }
+        if parts
+            .iter()
+            .zip(&refused)
+            .all(|(p, r)| r.is_some() || p.changes.is_empty())
+        {
+            return Ok((None, finish_results(&parts, refused)));
         }
 
         // flock locks belong to an open file description: taking it again here while
@@ -196,17 +335,23 @@ impl Store {
             None => Some(self.write_lock()?),
         };
         let repo = self.repo();
-        let mut blobs: BTreeMap<&str, Option<ObjectId>> = BTreeMap::new();
-        for (path, content) in &wanted {
-            let id = match content {
-                Some(bytes) => Some(
-                    repo.write_blob(bytes)
-                        .git(|| format!("cannot write the blob for {path}"))?
-                        .detach(),
-                ),
-                None => None,
-            };
-            blobs.insert(path, id);
+        let mut blobs: Vec<BTreeMap<&str, Option<ObjectId>>> = Vec::with_capacity(parts.len());
+        for (part, r) in parts.iter().zip(&refused) {
+            let mut ids = BTreeMap::new();
+            if r.is_none() {
+                for (path, content) in &part.changes {
+                    let id = match content {
+                        Some(bytes) => Some(
+                            repo.write_blob(bytes)
+                                .git(|| format!("cannot write the blob for {path}"))?
+                                .detach(),
+                        ),
+                        None => None,
+                    };
+                    ids.insert(path.as_str(), id);
+                }
+            }
+            blobs.push(ids);
         }
 
         let workdir = if self.bare {
@@ -219,8 +364,17 @@ impl Store {
         // to change under it.
         let index_lock = match &workdir {
             Some(root) => {
-                for path in wanted.keys() {
-                    worktree::check_symlinks(root, path)?;
+                for (i, part) in parts.iter().enumerate() {
+                    if refused[i].is_some() {
+                        continue;
+                    }
+                    if let Some(e) = part
+                        .changes
+                        .keys()
+                        .find_map(|path| worktree::check_symlinks(root, path).err())
+                    {
+                        refused[i] = Some(e);
+                    }
                 }
                 crate::recover::refresh_pending(self, &repo, root)?;
                 let (lock, owner) = self.acquire_index_lock(&repo)?;
@@ -238,62 +392,33 @@ impl Store {
         let summary = message.lines().next().unwrap_or_default().to_owned();
 
         let mut retries = 0u32;
-        let (commit_id, parent, tree, edits) = loop {
+        let (commit_id, parent, tree, edits, judged) = loop {
             let branch = head_branch(&repo)?;
             let parent = branch_tip(&repo, &branch)?;
             let parent_tree = match parent {
                 Some(p) => self.tree_of(p)?,
                 None => ObjectId::empty_tree(repo.object_hash()),
             };
-            // Read-modify-write: refuse when another writer changed one of our paths
-            // after the base our changes were computed from.
-            if let Some(b) = base
-                && parent != Some(b)
-            {
-                let base_tree = self.tree_of(b)?;
-                for path in blobs.keys() {
-                    if read::blob_at(&repo, base_tree, path)?
-                        != read::blob_at(&repo, parent_tree, path)?
-                    {
-                        return Err(StoreError::Stale {
-                            path: (*path).to_owned(),
-                            base: b.to_string(),
-                        });
-                    }
-                }
+            // Each part against this tip: its edits, or why it is refused now.
+            let mut judged: Vec<Result<Vec<Edit<'_>>, StoreError>> =
+                Vec::with_capacity(parts.len());
+            for (i, part) in parts.iter().enumerate() {
+                judged.push(match &refused[i] {
+                    Some(_) => Ok(Vec::new()),
+                    None => self.judge(
+                        &repo,
+                        part,
+                        &blobs[i],
+                        parent,
+                        parent_tree,
+                        workdir.as_deref(),
+                    ),
+                });
             }
-            let mut edits = Vec::new();
-            for (path, new) in &blobs {
-                let old = read::blob_at(&repo, parent_tree, path)?;
-                if old != *new {
-                    edits.push(Edit {
-                        path,
-                        old,
-                        new: *new,
-                        content: wanted.get(path).copied().flatten(),
-                    });
-                }
-            }
+            let edits: Vec<&Edit<'_>> = judged.iter().flatten().flatten().collect();
             if edits.is_empty() {
-                return Ok(None);
-            }
-            for e in &edits {
-                if e.old.is_none()
-                    && e.new.is_some()
-                    && let Some(existing) = read::case_collision(&repo, parent_tree, e.path)?
-                {
-                    return Err(StoreError::CaseCollision {
-                        path: e.path.to_owned(),
-                        existing,
-                    });
-                }
-            }
-            if let (Some(root), false) = (&workdir, allow_dirty) {
-                for e in &edits {
-                    if let Some(path) = worktree::dirty(&repo, root, e, &edits)? {
-                        return Err(StoreError::Dirty { path });
-                    }
-                }
+                let judged = judged.into_iter().map(|j| j.map(|_| Vec::new())).collect();
+                return Ok((None, merge_results(&parts, refused, judged)));
             }
 
             let mut editor = repo
@@ -311,7 +436,8 @@ impl Store {
                 .git(|| "cannot write the new tree".to_owned())?
                 .detach();
             if tree == parent_tree {
-                return Ok(None);
+                let judged = judged.into_iter().map(|j| j.map(|_| Vec::new())).collect();
+                return Ok((None, merge_results(&parts, refused, judged)));
             }
             let commit = gix::objs::Commit {
                 tree,
@@ -368,7 +494,10 @@ impl Store {
                 j.done();
             }
             match edited {
-                Ok(_) => break (commit_id, parent, tree, edits),
+                Ok(_) => {
+                    let edits: Vec<Edit<'_>> = edits.into_iter().cloned().collect();
+                    break (commit_id, parent, tree, edits, judged);
+                }
                 Err(err) => {
                     retries += 1;
                     if retries >= MAX_ATTEMPTS {
@@ -407,14 +536,86 @@ impl Store {
             crate::recover::Journal::clear(self);
         }
 
-        Ok(Some(CommitOutcome {
-            commit: commit_id,
-            parent,
-            tree,
-            retries,
-            paths: edits.iter().map(|e| e.path.to_owned()).collect(),
-            warnings,
-        }))
+        let mut paths: Vec<String> = edits.iter().map(|e| e.path.to_owned()).collect();
+        paths.sort();
+        let results = merge_results(&parts, refused, judged);
+        Ok((
+            Some(CommitOutcome {
+                commit: commit_id,
+                parent,
+                tree,
+                retries,
+                paths,
+                warnings,
+            }),
+            results,
+        ))
+    }
+
+    /// One part against the tip `parent`: its edits, or why it is refused (a path
+    /// changed since its base, a case or look-alike collision with the tree, an
+    /// uncommitted edit in the work tree).
+    fn judge<'a>(
+        &self,
+        repo: &gix::Repository,
+        part: &'a Part,
+        blobs: &BTreeMap<&'a str, Option<ObjectId>>,
+        parent: Option<ObjectId>,
+        parent_tree: ObjectId,
+        workdir: Option<&std::path::Path>,
+    ) -> Result<Vec<Edit<'a>>, StoreError> {
+        // Read-modify-write: refuse when another writer changed one of our paths
+        // after the base our changes were computed from.
+        if let Some(b) = part.base
+            && parent != Some(b)
+        {
+            let base_tree = self.tree_of(b)?;
+            for path in blobs.keys() {
+                if read::blob_at(repo, base_tree, path)? != read::blob_at(repo, parent_tree, path)?
+                {
+                    return Err(StoreError::Stale {
+                        path: (*path).to_owned(),
+                        base: b.to_string(),
+                    });
+                }
+            }
+        }
+        let mut edits = Vec::new();
+        for (&path, new) in blobs {
+            let old = read::blob_at(repo, parent_tree, path)?;
+            if old != *new {
+                edits.push(Edit {
+                    path,
+                    old,
+                    new: *new,
+                    content: part.changes.get(path).and_then(|c| c.as_deref()),
+                });
+            }
+        }
+        for e in &edits {
+            if e.old.is_none() && e.new.is_some() {
+                if let Some(existing) = read::case_collision(repo, parent_tree, e.path)? {
+                    return Err(StoreError::CaseCollision {
+                        path: e.path.to_owned(),
+                        existing,
+                    });
+                }
+                if let Some(existing) = read::look_alike(repo, parent_tree, e.path)? {
+                    return Err(StoreError::LookAlike {
+                        path: e.path.to_owned(),
+                        existing,
+                    });
+                }
+            }
+        }
+        if let (Some(root), false) = (workdir, part.allow_dirty) {
+            for e in &edits {
+                if let Some(path) = worktree::dirty(repo, root, e, &edits)? {
+                    return Err(StoreError::Dirty { path });
+                }
+            }
+        }
+        Ok(edits)
     }
 
     /// Takes `.git/index.lock` (clearing one a killed gitloom writer left behind).

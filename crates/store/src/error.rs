@@ -16,9 +16,11 @@ pub enum StoreError {
     )]
     Dirty { path: String },
     #[error(
-        "{path} passes through a symbolic link that leads outside the store; refusing to follow it"
+        "{path}: {link} in the work tree is a symbolic link; gitloom writes through none (it could lead into .git or out of the store), so nothing was written"
     )]
-    SymlinkEscape { path: String },
+    Symlink { path: String, link: String },
+    #[error("{0} (nothing was written)")]
+    BadName(gitloom_model::PathError),
     #[error(
         "path {path:?} may not be committed by gitloom (only the tiers, sessions/, vocab/ and .gitignore)"
     )]
@@ -27,6 +29,10 @@ pub enum StoreError {
         "{path} differs only in letter case from {existing}, already in the store; on a case-insensitive file system (macOS, Windows) they would be one file (nothing was written)"
     )]
     CaseCollision { path: String, existing: String },
+    #[error(
+        "{path} looks like {existing}, already in the store (their letters differ but read the same); choose a name that cannot pass for it (nothing was written)"
+    )]
+    LookAlike { path: String, existing: String },
     #[error("HEAD is detached; gitloom only commits to a branch")]
     DetachedHead,
     #[error(

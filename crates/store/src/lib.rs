@@ -31,7 +31,7 @@ mod worktree;
 
 use std::path::{Path, PathBuf};
 
-pub use commit::{Batch, CommitOutcome, WriteLock};
+pub use commit::{Batch, CommitOutcome, GroupOutcome, WriteLock};
 pub use diff::{Change, TreeDiff};
 pub use error::StoreError;
 pub use gix::ObjectId;

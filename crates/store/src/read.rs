@@ -260,6 +260,44 @@ pub(crate) fn case_collision(
     Ok(None)
 }
 
+/// The existing entry that a new `path` could pass for, component by component: a
+/// name whose letters differ but whose confusable skeleton (UTS #39, over the
+/// lowercased name) is the same, such as Cyrillic `раураl` beside Latin `paypal`.
+/// Only names with a character outside ASCII are compared: between two ASCII names
+/// the skeleton would call `rn` and `m`, or `l` and `1`, the same, which plain
+/// file names are not (case is [`case_collision`]'s).
+pub(crate) fn look_alike(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    path: &str,
+) -> Result<Option<String>, StoreError> {
+    let skeleton = |s: &str| -> String { unicode_security::skeleton(&s.to_lowercase()).collect() };
+    let mut current = Some(tree);
+    let mut prefix = String::new();
+    for part in path.split('/') {
+        let Some(t) = current else {
+            return Ok(None);
+        };
+        let entries = tree_entries(repo, t)?;
+        if entries.iter().all(|e| e.name != part) {
+            let mine = skeleton(part);
+            if let Some(other) = entries.iter().find(|e| {
+                (!part.is_ascii() || !e.name.is_ascii())
+                    && e.name.to_lowercase() != part.to_lowercase()
+                    && skeleton(&e.name) == mine
+            }) {
+                return Ok(Some(join(&prefix, &other.name)));
+            }
+        }
+        current = entries
+            .iter()
+            .find(|e| e.name == part && e.mode.is_tree())
+            .map(|e| e.id);
+        prefix = join(&prefix, part);
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_when;

@@ -11,15 +11,19 @@ use crate::StoreError;
 use crate::commit::Edit;
 use crate::error::{GitContext, io as io_err};
 
-/// Fails if any existing component of `path` below `root` is a symbolic link that
-/// resolves outside the store (or does not resolve at all).
+/// Fails if any existing component of `path` below `root` is a symbolic link,
+/// wherever it leads: a link inside the store can still lead into `.git/` (a write
+/// through `facts/ing -> ../.git` would land in `.git/hooks/`), and a store is a
+/// user's directory where anything may have been placed by hand.
 pub(crate) fn check_symlinks(root: &Path, path: &str) -> Result<(), StoreError> {
-    let root_canon = root
-        .canonicalize()
-        .map_err(io_err("cannot resolve the store root", root))?;
     let mut cur = root.to_path_buf();
+    let mut walked = String::new();
     for component in path.split('/') {
         cur.push(component);
+        if !walked.is_empty() {
+            walked.push('/');
+        }
+        walked.push_str(component);
         let meta = match std::fs::symlink_metadata(&cur) {
             Ok(m) => m,
             Err(e)
@@ -33,14 +37,10 @@ pub(crate) fn check_symlinks(root: &Path, path: &str) -> Result<(), StoreError> 
             Err(e) => return Err(io_err("cannot inspect", &cur)(e)),
         };
         if meta.file_type().is_symlink() {
-            match cur.canonicalize() {
-                Ok(target) if target.starts_with(&root_canon) => {}
-                _ => {
-                    return Err(StoreError::SymlinkEscape {
-                        path: path.to_owned(),
-                    });
-                }
-            }
+            return Err(StoreError::Symlink {
+                path: path.to_owned(),
+                link: walked,
+            });
         }
     }
     Ok(())
@@ -76,8 +76,8 @@ pub(crate) fn dirty(
             Err(e) => return Err(io_err("cannot inspect", &cur)(e)),
         };
         if !last {
-            // `metadata` follows an (in-store, already checked) symlinked directory.
-            let is_dir = std::fs::metadata(&cur).map(|m| m.is_dir()).unwrap_or(false);
+            // No component is a symlink (checked before): this is the directory itself.
+            let is_dir = meta.is_dir();
             if !is_dir {
                 let ancestor = parts[..=i].join("/");
                 if batch.iter().any(|e| e.path == ancestor && e.new.is_none()) {
@@ -106,8 +106,13 @@ pub(crate) fn blob_id(repo: &gix::Repository, bytes: &[u8]) -> Result<ObjectId, 
         .git(|| "cannot hash a file".to_owned())
 }
 
-/// Brings the work tree in line with `edit` after its commit landed.
+/// Brings the work tree in line with `edit` after its commit landed. A symbolic
+/// link placed on the way since the commit was checked is not written through (the
+/// commit stands; the refresh is reported as a warning).
 pub(crate) fn apply(root: &Path, edit: &Edit<'_>) -> io::Result<()> {
+    if let Err(e) = check_symlinks(root, edit.path) {
+        return Err(io::Error::other(e.to_string()));
+    }
     let full = root.join(edit.path);
     match edit.content {
         Some(bytes) if edit.new.is_some() => write_atomic(&full, bytes),

@@ -292,7 +292,7 @@ fn symlinks_out_of_the_store_are_refused() {
     let err = store
         .commit(&Batch::new("x").put(sp("facts/a.md"), "a"))
         .expect_err("escape");
-    assert!(matches!(err, StoreError::SymlinkEscape { .. }), "{err}");
+    assert!(matches!(err, StoreError::Symlink { .. }), "{err}");
     assert!(
         std::fs::read_dir(outside.path())
             .expect("ls")
@@ -347,5 +347,150 @@ fn repository_identity_is_used_when_configured() {
     assert_eq!(
         git(dir.path(), &["log", "-1", "--format=%an <%ae> %cn"]).trim(),
         "Ada <ada@example.com> Ada"
+    );
+}
+
+/// A symbolic link inside the work tree is refused too, wherever it leads: a link
+/// to `.git` would otherwise let a write land in `.git/hooks/`.
+#[cfg(unix)]
+#[test]
+fn symlinks_inside_the_store_are_refused_on_every_write() {
+    let (dir, store) = new_store();
+    put(&store, "facts/keep/a.md", "a");
+    std::os::unix::fs::symlink("../.git", dir.path().join("facts/ing")).expect("symlink");
+    let err = store
+        .commit(&Batch::new("x").put(sp("facts/ing/hooks/pre-commit.md"), "evil"))
+        .expect_err("refused");
+    assert!(
+        matches!(err, StoreError::Symlink { ref link, .. } if link == "facts/ing"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    assert!(!dir.path().join(".git/hooks/pre-commit.md").exists());
+    // A link to a directory of the store itself, and a file link, are refused alike.
+    std::os::unix::fs::symlink("keep", dir.path().join("facts/alias")).expect("symlink");
+    for path in ["facts/alias/b.md", "facts/alias/a.md"] {
+        let err = store
+            .commit(&Batch::new("x").put(sp(path), "b"))
+            .expect_err("refused");
+        assert!(matches!(err, StoreError::Symlink { .. }), "{path}: {err}");
+    }
+    std::os::unix::fs::symlink("a.md", dir.path().join("facts/keep/link.md")).expect("symlink");
+    let err = store
+        .commit(&Batch::new("x").put(sp("facts/keep/link.md"), "c"))
+        .expect_err("refused");
+    assert!(matches!(err, StoreError::Symlink { .. }), "{err}");
+    // Deleting through one is refused as well; the file it leads to is untouched.
+    let err = store
+        .commit(&Batch::new("x").delete(sp("facts/alias/a.md")))
+        .expect_err("refused");
+    assert!(matches!(err, StoreError::Symlink { .. }), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("facts/keep/a.md")).expect("a"),
+        "a"
+    );
+}
+
+#[test]
+fn names_that_break_a_clone_or_pass_for_another_are_refused_before_anything_is_written() {
+    let (_dir, store) = new_store();
+    put(&store, "facts/pay/paypal.md", "real");
+    put(&store, "facts/pay/cocoa.md", "real");
+    let head = store.head().expect("head");
+    for path in [
+        "facts/.git/config.md".to_owned(),
+        format!("facts/x/{}.md", "n".repeat(300)),
+        "facts/evil\u{202e}dm.txt.md".to_owned(),
+        "facts/p\u{430}ypal.md".to_owned(),
+    ] {
+        let err = store
+            .commit(&Batch::new("x").put(sp(&path), "x"))
+            .expect_err("refused");
+        assert!(matches!(err, StoreError::BadName(_)), "{path}: {err}");
+    }
+    // All-Cyrillic and so one script, but it reads as the Latin name beside it.
+    let err = store
+        .commit(&Batch::new("x").put(sp("facts/pay/\u{441}\u{43e}\u{441}\u{43e}\u{430}.md"), "x"))
+        .expect_err("refused");
+    assert!(
+        matches!(err, StoreError::LookAlike { ref existing, .. } if existing == "facts/pay/cocoa.md"),
+        "{err}"
+    );
+    let err = store
+        .commit(&Batch::new("x").put(sp("facts/pay/PayPal.md"), "x"))
+        .expect_err("refused");
+    assert!(matches!(err, StoreError::CaseCollision { .. }), "{err}");
+    assert_eq!(store.head().expect("head"), head, "nothing was committed");
+    // ASCII names that a skeleton would confuse are plain, different names.
+    put(&store, "facts/pay/modern.md", "1");
+    put(&store, "facts/pay/modem.md", "2");
+}
+
+/// A group commit: several batches, one commit; each judged alone, so a refused
+/// batch leaves the others committed and keeps its own error.
+#[test]
+fn a_group_of_batches_is_one_commit_and_refusals_stay_with_their_batch() {
+    let (dir, store) = new_store();
+    let first = put(&store, "facts/a.md", "a1");
+    put(&store, "facts/b.md", "b1");
+    std::fs::write(dir.path().join("facts/dirty.md"), "user edit").expect("write");
+    let batches = vec![
+        Batch::new("one").put(sp("facts/x.md"), "x"),
+        // Computed from `first`; b.md changed since, a.md did not.
+        Batch {
+            base: Some(first.commit),
+            ..Batch::new("two").put(sp("facts/b.md"), "b2")
+        },
+        Batch {
+            base: Some(first.commit),
+            ..Batch::new("three").put(sp("facts/a.md"), "a2")
+        },
+        Batch::new("four").put(sp("facts/dirty.md"), "mine"),
+        Batch::new("five").put(sp("facts/X.md"), "case"),
+        Batch::new("six").put(sp("facts/a.md"), "again"),
+        Batch::new("seven").delete(sp("facts/none.md")),
+    ];
+    let before = store.head().expect("head");
+    let out = store
+        .commit_group(&batches, "group: 7 writes", None)
+        .expect("group");
+    let commit = out.commit.expect("a commit");
+    assert_eq!(commit.parent, before);
+    assert_eq!(commit.paths, ["facts/a.md", "facts/x.md"]);
+    let r = &out.results;
+    assert_eq!(r[0].as_ref().expect("one"), &["facts/x.md".to_owned()]);
+    assert!(matches!(r[1], Err(StoreError::Stale { .. })), "{:?}", r[1]);
+    assert_eq!(r[2].as_ref().expect("three"), &["facts/a.md".to_owned()]);
+    assert!(matches!(r[3], Err(StoreError::Dirty { .. })), "{:?}", r[3]);
+    assert!(
+        matches!(r[4], Err(StoreError::CaseCollision { .. })),
+        "{:?}",
+        r[4]
+    );
+    assert!(
+        matches!(r[5], Err(StoreError::Conflict { .. })),
+        "{:?}",
+        r[5]
+    );
+    assert_eq!(r[6].as_ref().expect("seven"), &Vec::<String>::new());
+    assert_eq!(
+        git(dir.path(), &["log", "-1", "--format=%s"]).trim(),
+        "group: 7 writes"
+    );
+    assert_eq!(
+        git(dir.path(), &["rev-list", "--count", "HEAD"]).trim(),
+        "4"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("facts/a.md")).expect("a"),
+        "a2"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("facts/dirty.md")).expect("d"),
+        "user edit"
+    );
+    assert_eq!(
+        git(dir.path(), &["status", "--porcelain"]).trim(),
+        "?? facts/dirty.md"
     );
 }

@@ -10,6 +10,9 @@ pub enum OpError {
     UnknownOp(String),
     #[error("invalid parameters for {op}: {message}")]
     InvalidParams { op: &'static str, message: String },
+    /// The call is bigger than the operator allows (a limit of the server).
+    #[error("{op}: {message}")]
+    TooLarge { op: &'static str, message: String },
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
@@ -24,6 +27,7 @@ impl OpError {
         match self {
             OpError::UnknownOp(_) => "unknown_op",
             OpError::InvalidParams { .. } => "invalid_params",
+            OpError::TooLarge { .. } => "too_large",
             OpError::Internal(_) => "internal",
             OpError::Cortex(c) => match c {
                 gitloom_cortex::CortexError::Input(_) => "invalid_params",
@@ -40,8 +44,11 @@ impl OpError {
                 EngineError::Embed(_) => "embedding_failed",
                 EngineError::Store(s) => match s {
                     StoreError::BadRevision { .. } => "bad_revision",
-                    StoreError::NotCommittable { .. } | StoreError::SymlinkEscape { .. } => {
-                        "invalid_path"
+                    StoreError::NotCommittable { .. }
+                    | StoreError::Symlink { .. }
+                    | StoreError::BadName(_) => "invalid_path",
+                    StoreError::CaseCollision { .. } | StoreError::LookAlike { .. } => {
+                        "path_collision"
                     }
                     StoreError::Dirty { .. }
                     | StoreError::Stale { .. }

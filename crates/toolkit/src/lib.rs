@@ -18,17 +18,20 @@ mod params;
 pub use error::OpError;
 pub use ops::{
     EmbedReport, EntityMentions, HistoryEntry, Links, SearchHits, SemanticHits, VocabListing,
+    ingest_message_count,
 };
 pub use params::*;
 
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, LazyLock};
 
 use gitloom_engine::Engine;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-type Handler = dyn Fn(&Engine, Value) -> Result<Value, OpError> + Send + Sync;
+type Handler = dyn Fn(&Engine, Value, &Context) -> Result<Value, OpError> + Send + Sync;
+type Check = dyn Fn(&Value, &Limits) -> Result<(), OpError> + Send + Sync;
 
 /// Whether an op changes the store (or its derived state) or only reads it. Front-ends
 /// serialise `Write` ops per store and run `Read` ops beside them.
@@ -39,12 +42,56 @@ pub enum Access {
     Write,
 }
 
+/// Bounds an operator sets on what one call may ask for (the server's flags). They
+/// are checked on the parameters before any work starts ([`Op::check`]), so a call
+/// that is too big fails at once, naming the parameter and the bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Messages one `ingest` call may carry (all its sessions together).
+    pub ingest_messages: usize,
+    /// Bytes one message of an `ingest` call may hold.
+    pub ingest_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            ingest_messages: 2_000,
+            ingest_message_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// What a call spent on the operator's behalf (for metering): filled in by the op.
+#[derive(Debug, Default)]
+pub struct Spent {
+    /// Conversation messages ingested.
+    pub messages: AtomicU64,
+    /// Tokens a language model was paid for (prompt and completion).
+    pub model_tokens: AtomicU64,
+}
+
+/// Everything a call carries besides its parameters.
+#[derive(Debug, Default)]
+pub struct Context {
+    /// Set to stop a long op ([`Op::long`]) at its next safe point; the op then
+    /// returns what it did so far.
+    pub cancel: Option<Arc<AtomicBool>>,
+    pub limits: Limits,
+    pub spent: Spent,
+}
+
 /// One operation.
 pub struct Op {
     pub name: &'static str,
     pub description: &'static str,
     pub access: Access,
+    /// Takes long (minutes): front-ends run it only as a job, which `cancel` can
+    /// stop, and not under the namespace's writer (it commits as it goes, each
+    /// commit under the store's own write lock, so other writes interleave).
+    pub long: bool,
     schema: fn() -> schemars::Schema,
+    check: Box<Check>,
     handler: Box<Handler>,
 }
 
@@ -54,10 +101,27 @@ impl Op {
         (self.schema)().to_value()
     }
 
-    /// Runs the op: parameters are checked against the typed struct first (unknown
-    /// fields are refused), so a handler only ever sees well-formed input.
+    /// Checks parameters without running the op: they must parse into the typed
+    /// struct (unknown fields are refused) and respect the op's own bounds and
+    /// `limits`. Cheap; a front-end calls it before accepting a job.
+    pub fn check(&self, params: &Value, limits: &Limits) -> Result<(), OpError> {
+        (self.check)(params, limits)
+    }
+
+    /// Runs the op with the default context: parameters are checked first, so a
+    /// handler only ever sees well-formed input.
     pub fn call(&self, engine: &Engine, params: Value) -> Result<Value, OpError> {
-        (self.handler)(engine, params)
+        self.call_with(engine, params, &Context::default())
+    }
+
+    /// Runs the op with a context (cancellation, limits, metering).
+    pub fn call_with(
+        &self,
+        engine: &Engine,
+        params: Value,
+        context: &Context,
+    ) -> Result<Value, OpError> {
+        (self.handler)(engine, params, context)
     }
 }
 
@@ -70,6 +134,26 @@ impl std::fmt::Debug for Op {
     }
 }
 
+/// Parses parameters into the op's struct; `null` (no arguments at all) means "all
+/// defaults".
+fn parse<P: DeserializeOwned>(name: &'static str, params: &Value) -> Result<P, OpError> {
+    let result = if params.is_null() {
+        P::deserialize(Value::Object(Default::default()))
+    } else {
+        P::deserialize(params)
+    };
+    result.map_err(|e| OpError::InvalidParams {
+        op: name,
+        message: e.to_string(),
+    })
+}
+
+type Bounds<P> = fn(&P, &Limits) -> Result<(), OpError>;
+
+fn no_bounds<P>(_: &P, _: &Limits) -> Result<(), OpError> {
+    Ok(())
+}
+
 fn op<P, O>(
     name: &'static str,
     description: &'static str,
@@ -80,42 +164,59 @@ where
     P: DeserializeOwned + schemars::JsonSchema + 'static,
     O: Serialize + 'static,
 {
+    op_with(name, description, access, no_bounds::<P>, move |e, p, _| {
+        handler(e, p)
+    })
+}
+
+fn op_with<P, O>(
+    name: &'static str,
+    description: &'static str,
+    access: Access,
+    bounds: Bounds<P>,
+    handler: impl Fn(&Engine, P, &Context) -> Result<O, OpError> + Send + Sync + 'static,
+) -> Op
+where
+    P: DeserializeOwned + schemars::JsonSchema + 'static,
+    O: Serialize + 'static,
+{
     Op {
         name,
         description,
         access,
+        long: false,
         schema: || schemars::schema_for!(P),
-        handler: Box::new(move |engine, params| {
-            // `null` (no arguments at all) means "all defaults".
-            let params = if params.is_null() {
-                Value::Object(Default::default())
-            } else {
-                params
-            };
-            let p: P = serde_json::from_value(params).map_err(|e| OpError::InvalidParams {
-                op: name,
-                message: e.to_string(),
-            })?;
-            let out = handler(engine, p)?;
+        check: Box::new(move |params, limits| bounds(&parse::<P>(name, params)?, limits)),
+        handler: Box::new(move |engine, params, context| {
+            let p: P = parse(name, &params)?;
+            bounds(&p, &context.limits)?;
+            let out = handler(engine, p, context)?;
             serde_json::to_value(out).map_err(|e| OpError::Internal(e.to_string()))
         }),
     }
 }
 
+fn long(mut op: Op) -> Op {
+    op.long = true;
+    op
+}
+
 static OPS: LazyLock<Vec<Op>> = LazyLock::new(|| {
     use Access::{Read, Write};
     vec![
-        op(
+        op_with(
             "write",
             "Write a whole memory file (markdown with YAML frontmatter) at a store path, as one commit. The file is validated first; nothing is written if it is refused.",
             Write,
-            ops::write,
+            ops::check_write,
+            |e, p, _| ops::write(e, p),
         ),
-        op(
+        op_with(
             "remember",
             "Write a memory from fields; its path is derived from tier, topic and title, so remembering the same subject again updates it.",
             Write,
-            ops::remember,
+            ops::check_remember,
+            |e, p, _| ops::remember(e, p),
         ),
         op(
             "forget",
@@ -213,12 +314,13 @@ static OPS: LazyLock<Vec<Op>> = LazyLock::new(|| {
             Read,
             ops::stats,
         ),
-        op(
+        long(op_with(
             "ingest",
             "Turn conversations into memories: each session is stored as a transcript and its facts are extracted, reconciled with what the store already holds (new, extends, corrects, supersedes, duplicate) and committed, one commit per session. Re-ingesting a session changes nothing. Extraction is offline unless the operator configured a model.",
             Write,
+            ops::check_ingest,
             ops::ingest,
-        ),
+        )),
         op(
             "answer",
             "Answer a question from the retrieved memories, citing their paths; says it does not know when retrieval abstains. With no chat model configured, returns the evidence (hits with snippets) and no text.",

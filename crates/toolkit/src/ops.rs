@@ -14,12 +14,19 @@ use crate::params::*;
 
 type R<T> = Result<T, OpError>;
 
+/// A write's path is checked before any work: a job for it is refused at once.
+pub(crate) fn check_write(p: &WriteParams, _: &crate::Limits) -> R<()> {
+    let path = StorePath::parse(&p.path).map_err(gitloom_engine::EngineError::from)?;
+    gitloom_engine::check_new_path(&path)?;
+    Ok(())
+}
+
 pub(crate) fn write(e: &Engine, p: WriteParams) -> R<WriteOutcome> {
     Ok(e.write(&p.path, p.content.as_bytes(), p.message)?)
 }
 
-pub(crate) fn remember(e: &Engine, p: RememberParams) -> R<WriteOutcome> {
-    Ok(e.remember(RememberRequest {
+fn remember_request(p: RememberParams) -> RememberRequest {
+    RememberRequest {
         title: p.title,
         tier: p.tier.map(Into::into),
         topic: p.topic,
@@ -33,7 +40,17 @@ pub(crate) fn remember(e: &Engine, p: RememberParams) -> R<WriteOutcome> {
         confidence: p.confidence,
         valid_from: p.valid_from,
         source: p.source,
-    })?)
+    }
+}
+
+/// The sizes of a memory's lists and texts are bounded on the parameters, before
+/// a file is built (a request with 100,000 cues fails at once, naming `cue`).
+pub(crate) fn check_remember(p: &RememberParams, _: &crate::Limits) -> R<()> {
+    Ok(remember_request(p.clone()).check()?)
+}
+
+pub(crate) fn remember(e: &Engine, p: RememberParams) -> R<WriteOutcome> {
+    Ok(e.remember(remember_request(p))?)
 }
 
 pub(crate) fn forget(e: &Engine, p: PathParams) -> R<WriteOutcome> {
@@ -256,13 +273,67 @@ fn chat_client() -> R<Option<gitloom_cortex::llm::ChatClient>> {
     Ok(Some(gitloom_cortex::llm::ChatClient::new(config)?))
 }
 
-pub(crate) fn ingest(e: &Engine, p: IngestParams) -> R<gitloom_cortex::IngestReport> {
+/// The sessions of an ingest call, parsed and held to the operator's limits.
+fn ingest_sessions(p: &IngestParams, limits: &crate::Limits) -> R<Vec<gitloom_cortex::Session>> {
     let text =
         serde_json::to_string(&p.sessions).map_err(|err| OpError::Internal(err.to_string()))?;
     let sessions = gitloom_cortex::parse_sessions(&text)?;
+    let messages: usize = sessions.iter().map(|s| s.messages.len()).sum();
+    if messages > limits.ingest_messages {
+        return Err(OpError::TooLarge {
+            op: "ingest",
+            message: format!(
+                "sessions hold {messages} messages; at most {} are accepted per call (send them in several calls)",
+                limits.ingest_messages
+            ),
+        });
+    }
+    for s in &sessions {
+        s.day()?;
+        if let Some((i, m)) = s
+            .messages
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.content.len() > limits.ingest_message_bytes)
+        {
+            return Err(OpError::TooLarge {
+                op: "ingest",
+                message: format!(
+                    "session {:?} message {i} is {} bytes; at most {} are accepted per message",
+                    s.id,
+                    m.content.len(),
+                    limits.ingest_message_bytes
+                ),
+            });
+        }
+    }
+    Ok(sessions)
+}
+
+/// Sessions are parsed and counted before an ingest job is accepted.
+pub(crate) fn check_ingest(p: &IngestParams, limits: &crate::Limits) -> R<()> {
+    ingest_sessions(p, limits).map(|_| ())
+}
+
+/// How many messages an ingest call carries (for per-account quotas); `None` when
+/// its parameters do not parse.
+pub fn ingest_message_count(params: &serde_json::Value) -> Option<usize> {
+    let p: IngestParams = serde_json::from_value(params.clone()).ok()?;
+    let text = serde_json::to_string(&p.sessions).ok()?;
+    let sessions = gitloom_cortex::parse_sessions(&text).ok()?;
+    Some(sessions.iter().map(|s| s.messages.len()).sum())
+}
+
+pub(crate) fn ingest(
+    e: &Engine,
+    p: IngestParams,
+    context: &crate::Context,
+) -> R<gitloom_cortex::IngestReport> {
+    let sessions = ingest_sessions(&p, &context.limits)?;
     let options = gitloom_cortex::IngestOptions {
         concurrency: p.concurrency.clamp(1, 16),
         reextract: p.reextract,
+        cancel: context.cancel.clone(),
         ..Default::default()
     };
     let report = match chat_client()? {
@@ -278,6 +349,10 @@ pub(crate) fn ingest(e: &Engine, p: IngestParams) -> R<gitloom_cortex::IngestRep
             &|_| {},
         )?,
     };
+    context
+        .spent
+        .messages
+        .fetch_add(report.turns as u64, std::sync::atomic::Ordering::Relaxed);
     Ok(report)
 }
 

@@ -102,19 +102,19 @@ fn huge_bodies_and_nul_bytes_are_refused() {
     );
     refused(
         dir,
-        &["write", "facts/x/nul.md"],
+        &["write", "facts/x/nul-byte.md"],
         b"---\ntitle: t\n---\na\0b\n",
         "NUL",
     );
     refused(
         dir,
-        &["write", "facts/x/nul.md"],
+        &["write", "facts/x/nul-byte.md"],
         b"---\ntitle: a\0b\n---\n",
         "NUL",
     );
     refused(
         dir,
-        &["write", "sessions/2026-01-01/nul.md"],
+        &["write", "sessions/2026-01-01/nul-byte.md"],
         b"a\0b",
         "NUL",
     );
@@ -169,6 +169,16 @@ fn symlinks_leading_outside_the_store_are_never_followed() {
         !paths.contains(&"facts/imp/sneaky.md".to_owned()),
         "import followed a symlink"
     );
+    // A directory link inside the store (here into .git) is refused as well.
+    std::os::unix::fs::symlink("../.git", dir.join("facts/ing")).expect("symlink");
+    refused(
+        dir,
+        &["write", "facts/ing/hooks/pre-commit.md"],
+        memory("x", "y").as_bytes(),
+        "symbolic link",
+    );
+    assert!(!dir.join(".git/hooks/pre-commit.md").exists());
+    std::fs::remove_file(dir.join("facts/ing")).expect("rm");
     // Nothing was written outside.
     let mut outside_files: Vec<String> = std::fs::read_dir(outside.path())
         .expect("ls")

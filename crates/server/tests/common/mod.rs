@@ -10,9 +10,25 @@ use serde_json::Value;
 
 pub struct TestServer {
     pub base: String,
-    pub data: tempfile::TempDir,
+    pub data: DataDir,
+    config: ServerConfig,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The server's data directory: its own (removed with it), or another server's.
+pub enum DataDir {
+    Owned(tempfile::TempDir),
+    Shared(std::path::PathBuf),
+}
+
+impl DataDir {
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            DataDir::Owned(t) => t.path(),
+            DataDir::Shared(p) => p,
+        }
+    }
 }
 
 pub fn start() -> TestServer {
@@ -29,8 +45,13 @@ pub fn start_with(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
         },
     );
     tweak(&mut config);
+    launch(config, DataDir::Owned(data))
+}
+
+fn launch(config: ServerConfig, data: DataDir) -> TestServer {
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let run = config.clone();
     let thread = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -44,7 +65,7 @@ pub fn start_with(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
             addr_tx
                 .send(listener.local_addr().expect("addr"))
                 .expect("send addr");
-            gitloom_server::serve(listener, config, async {
+            gitloom_server::serve(listener, run, async {
                 let _ = rx.await;
             })
             .await
@@ -57,8 +78,41 @@ pub fn start_with(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
     TestServer {
         base: format!("http://{addr}"),
         data,
+        config,
         shutdown: Some(tx),
         thread: Some(thread),
+    }
+}
+
+impl TestServer {
+    /// Stops this server (gracefully, as a restart would) and starts a new one on
+    /// the same data directory and configuration.
+    pub fn restart(mut self) -> TestServer {
+        self.stop();
+        let data = std::mem::replace(&mut self.data, DataDir::Shared(Default::default()));
+        launch(self.config.clone(), data)
+    }
+
+    /// A second server (another node) on the same data directory.
+    pub fn another_node(&self) -> TestServer {
+        launch(
+            self.config.clone(),
+            DataDir::Shared(self.data.path().to_path_buf()),
+        )
+    }
+
+    fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    /// The accounts of the data directory, as `gitloom admin` opens them.
+    pub fn admin(&self) -> Accounts {
+        Accounts::open(self.data.path()).expect("accounts")
     }
 }
 
@@ -79,12 +133,7 @@ impl TestServer {
 
 impl Drop for TestServer {
     fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.stop();
     }
 }
 
@@ -150,7 +199,10 @@ pub fn wait_job(server: &TestServer, key: &str, id: &str) -> Value {
     loop {
         let (status, body, _) = get(Some(key), &server.url(&format!("/v1/jobs/{id}")));
         assert_eq!(status, 200, "{body}");
-        if body["result"]["status"] != "running" {
+        if !matches!(
+            body["result"]["status"].as_str(),
+            Some("running" | "cancelling")
+        ) {
             return body;
         }
         assert!(Instant::now() < deadline, "job {id} still running: {body}");
