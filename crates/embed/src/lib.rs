@@ -25,6 +25,7 @@
 #![deny(unsafe_code)]
 
 mod arena;
+mod arena_file;
 mod bert;
 mod cache;
 mod chunk;
@@ -37,6 +38,7 @@ mod openai;
 mod static_table;
 
 pub use arena::{Arena, ScanHit, cosine};
+pub use arena_file::{ArenaMiss, Labels, StoredArena};
 pub use cache::{CacheStatus, EmbedStats, VectorCache, embed_cached, text_hash};
 pub use chunk::{chunk, max_words_for_tokens};
 pub use embedder::{Embedder, default_embedder};

@@ -48,7 +48,7 @@ pub use retrieve::{
     RetrieveConfig, RetrieveRequest,
 };
 pub use shape::Shape;
-pub use sync::SyncReport;
+pub use sync::{ArenaUpdate, SyncReport};
 pub use write::WriteOutcome;
 
 /// The build: crate version and the git commit it was built from (O2).
