@@ -103,15 +103,54 @@ pub(crate) fn gelu(x: &mut [f32]) {
 /// In place: softmax of one row.
 fn softmax(row: &mut [f32]) {
     let max = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-    let mut sum = 0.0;
     for x in row.iter_mut() {
-        *x = (*x - max).exp();
-        sum += *x;
+        *x = exp_nonpositive(*x - max);
     }
-    let inv = 1.0 / sum;
+    let inv = 1.0 / sum(row);
     for x in row {
         *x *= inv;
     }
+}
+
+/// Sum with eight accumulators (a single running sum is a dependency chain the
+/// compiler may not reorder).
+fn sum(v: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (chunks, rest) = v.as_chunks::<8>();
+    for c in chunks {
+        for j in 0..8 {
+            acc[j] += c[j];
+        }
+    }
+    acc.iter().sum::<f32>() + rest.iter().sum::<f32>()
+}
+
+/// e^x for x ≤ 0 (softmax's inputs once the row's maximum is subtracted), to about
+/// 1e-7 relative: x = n·ln 2 + r with n an integer and |r| ≤ ½ ln 2 (ln 2 in two parts,
+/// so r keeps its precision), e^r by its Taylor polynomial to degree 7, 2^n put into
+/// the exponent bits. Written out because `f32::exp` is a library call per element that
+/// does not vectorise; attention's softmax takes one per pair of tokens, per head and
+/// layer.
+#[inline]
+fn exp_nonpositive(x: f32) -> f32 {
+    // Below -87, e^x is under f32's smallest normal; 0 is what the softmax needs.
+    let xc = x.max(-87.0);
+    // Round to nearest by adding and subtracting 1.5 × 2^23 (plain SSE2 arithmetic).
+    const ROUND: f32 = 12_582_912.0;
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    let n = (xc * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let r = (xc - n * LN2_HI) - n * LN2_LO;
+    let mut p = 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    if x < -87.0 { 0.0 } else { p * scale }
 }
 
 /// erf in f32 by a rational approximation on [-4, 4] (odd degree-13 numerator, even
@@ -162,6 +201,25 @@ mod tests {
                 erf(x)
             );
         }
+    }
+
+    #[test]
+    fn exp_matches_the_library_exp() {
+        let mut worst = 0f32;
+        let mut x = -100.0f32;
+        while x <= 0.0 {
+            let (a, b) = (exp_nonpositive(x), x.exp());
+            if b > 1e-37 {
+                worst = worst.max((a - b).abs() / b);
+            } else {
+                assert!(a < 1e-36, "exp({x}) = {a}");
+            }
+            x += 0.0137;
+        }
+        assert!(worst < 1e-6, "relative error {worst}");
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert_eq!(exp_nonpositive(-1000.0), 0.0);
+        assert_eq!(sum(&[1.0; 19]), 19.0);
     }
 
     #[test]
