@@ -127,7 +127,7 @@ fn main() {
         let m = MiniLm::load(&dir).expect("load");
         let load = m.preload().expect("preload");
         rows.push([
-            "MiniLM load (read 90 MB + build)".into(),
+            "MiniLM load (map the weights, read the tokenizer)".into(),
             ms(load),
             String::new(),
         ]);

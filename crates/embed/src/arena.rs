@@ -14,8 +14,11 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap};
+use std::ops::Range;
+use std::sync::Arc;
 
 use crate::EmbedError;
+use crate::mapped::MappedFile;
 
 /// How many int8 candidates are rescored per result wanted.
 const OVERSAMPLE: usize = 4;
@@ -33,18 +36,66 @@ pub struct ScanHit {
     pub cosine: f32,
 }
 
-/// Contiguous int8 + f32 rows of one dimension.
+/// Contiguous int8 + f32 rows of one dimension, owned or read in place from a mapped
+/// arena file ([`crate::StoredArena`]).
 #[derive(Debug, Clone, Default)]
 pub struct Arena {
     dim: usize,
+    rows: Rows,
+}
+
+/// The row data. Per row: key, kind, int8 components, quantisation scale × 1/‖row‖
+/// (turns an int8 dot into a cosine estimate), f32 components, 1/‖row‖ (0 for a zero
+/// row).
+#[derive(Clone)]
+enum Rows {
+    Owned(Owned),
+    Mapped(Arc<Mapped>),
+}
+
+impl Default for Rows {
+    fn default() -> Rows {
+        Rows::Owned(Owned::default())
+    }
+}
+
+impl std::fmt::Debug for Rows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rows::Owned(o) => write!(f, "Owned({} rows)", o.keys.len()),
+            Rows::Mapped(m) => write!(f, "Mapped({:?})", m.file),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Owned {
     keys: Vec<u32>,
     kinds: Vec<u8>,
     quant: Vec<i8>,
-    /// Per row: quantisation scale × 1/‖row‖ (turns an int8 dot into a cosine estimate).
     qscale: Vec<f32>,
     floats: Vec<f32>,
-    /// Per row: 1/‖row‖ (0 for a zero row).
     inv_norm: Vec<f32>,
+}
+
+/// Byte ranges of each section in a mapped arena file (checked to cast when opened).
+#[derive(Debug)]
+pub(crate) struct Mapped {
+    pub(crate) file: Arc<MappedFile>,
+    pub(crate) keys: Range<usize>,
+    pub(crate) kinds: Range<usize>,
+    pub(crate) quant: Range<usize>,
+    pub(crate) qscale: Range<usize>,
+    pub(crate) floats: Range<usize>,
+    pub(crate) inv_norm: Range<usize>,
+}
+
+impl Mapped {
+    fn cast<T: bytemuck::Pod>(&self, r: &Range<usize>) -> &[T] {
+        // Every range was cast once when the file was opened (`arena_file.rs`), so
+        // this cannot fail; an empty slice would make the arena read as empty.
+        bytemuck::try_cast_slice(&self.file.bytes()[r.clone()]).unwrap_or(&[])
+    }
 }
 
 /// Cosine similarity (0 when either vector is zero or the lengths differ).
@@ -178,13 +229,89 @@ impl Arena {
     pub fn with_capacity(dim: usize, rows: usize) -> Arena {
         Arena {
             dim,
-            keys: Vec::with_capacity(rows),
-            kinds: Vec::with_capacity(rows),
-            quant: Vec::with_capacity(rows * dim),
-            qscale: Vec::with_capacity(rows),
-            floats: Vec::with_capacity(rows * dim),
-            inv_norm: Vec::with_capacity(rows),
+            rows: Rows::Owned(Owned {
+                keys: Vec::with_capacity(rows),
+                kinds: Vec::with_capacity(rows),
+                quant: Vec::with_capacity(rows * dim),
+                qscale: Vec::with_capacity(rows),
+                floats: Vec::with_capacity(rows * dim),
+                inv_norm: Vec::with_capacity(rows),
+            }),
         }
+    }
+
+    /// An arena over a mapped file's sections (`arena_file.rs` checks them).
+    pub(crate) fn mapped(dim: usize, m: Mapped) -> Arena {
+        Arena {
+            dim,
+            rows: Rows::Mapped(Arc::new(m)),
+        }
+    }
+
+    /// The rows for appending; a mapped arena is copied into memory first.
+    fn owned_mut(&mut self) -> &mut Owned {
+        if let Rows::Mapped(_) = self.rows {
+            let o = Owned {
+                keys: self.keys().to_vec(),
+                kinds: self.kinds().to_vec(),
+                quant: self.quant().to_vec(),
+                qscale: self.qscale().to_vec(),
+                floats: self.floats().to_vec(),
+                inv_norm: self.inv_norm().to_vec(),
+            };
+            self.rows = Rows::Owned(o);
+        }
+        match &mut self.rows {
+            Rows::Owned(o) => o,
+            Rows::Mapped(_) => unreachable!("converted above"),
+        }
+    }
+
+    pub(crate) fn keys(&self) -> &[u32] {
+        match &self.rows {
+            Rows::Owned(o) => &o.keys,
+            Rows::Mapped(m) => m.cast(&m.keys),
+        }
+    }
+
+    pub(crate) fn kinds(&self) -> &[u8] {
+        match &self.rows {
+            Rows::Owned(o) => &o.kinds,
+            Rows::Mapped(m) => m.cast(&m.kinds),
+        }
+    }
+
+    pub(crate) fn quant(&self) -> &[i8] {
+        match &self.rows {
+            Rows::Owned(o) => &o.quant,
+            Rows::Mapped(m) => m.cast(&m.quant),
+        }
+    }
+
+    pub(crate) fn qscale(&self) -> &[f32] {
+        match &self.rows {
+            Rows::Owned(o) => &o.qscale,
+            Rows::Mapped(m) => m.cast(&m.qscale),
+        }
+    }
+
+    pub(crate) fn floats(&self) -> &[f32] {
+        match &self.rows {
+            Rows::Owned(o) => &o.floats,
+            Rows::Mapped(m) => m.cast(&m.floats),
+        }
+    }
+
+    pub(crate) fn inv_norm(&self) -> &[f32] {
+        match &self.rows {
+            Rows::Owned(o) => &o.inv_norm,
+            Rows::Mapped(m) => m.cast(&m.inv_norm),
+        }
+    }
+
+    /// Whether the rows are read in place from a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.rows, Rows::Mapped(_))
     }
 
     /// Appends a vector (any length-normalisation; cosine is computed) and returns its row.
@@ -202,23 +329,52 @@ impl Arena {
         }
         let norm = dot_f32(v, v).sqrt();
         let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-        let scale = quantise(v, &mut self.quant);
-        self.qscale.push(scale * inv);
-        self.inv_norm.push(inv);
-        self.floats.extend_from_slice(v);
-        self.keys.push(key);
-        self.kinds.push(kind);
-        Ok(self.keys.len() - 1)
+        let o = self.owned_mut();
+        let scale = quantise(v, &mut o.quant);
+        o.qscale.push(scale * inv);
+        o.inv_norm.push(inv);
+        o.floats.extend_from_slice(v);
+        o.keys.push(key);
+        o.kinds.push(kind);
+        Ok(o.keys.len() - 1)
+    }
+
+    /// Appends row `row` of `other` (same dimension) under a new key, bit for bit: what
+    /// [`Arena::push`] of the same vector would store, without quantising it again.
+    pub fn push_row_of(
+        &mut self,
+        other: &Arena,
+        row: usize,
+        key: u32,
+    ) -> Result<usize, EmbedError> {
+        if other.dim != self.dim || row >= other.len() {
+            return Err(EmbedError::Dimension {
+                model: "arena".into(),
+                expected: self.dim,
+                actual: other.dim,
+            });
+        }
+        let d = self.dim;
+        let o = self.owned_mut();
+        o.keys.push(key);
+        o.kinds.push(other.kinds()[row]);
+        o.quant
+            .extend_from_slice(&other.quant()[row * d..(row + 1) * d]);
+        o.qscale.push(other.qscale()[row]);
+        o.floats
+            .extend_from_slice(&other.floats()[row * d..(row + 1) * d]);
+        o.inv_norm.push(other.inv_norm()[row]);
+        Ok(o.keys.len() - 1)
     }
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.keys().len()
     }
 
     /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.keys().is_empty()
     }
 
     /// Dimension of every row.
@@ -228,17 +384,17 @@ impl Arena {
 
     /// Key and kind of a row.
     pub fn meta(&self, row: usize) -> Option<(u32, u8)> {
-        Some((*self.keys.get(row)?, *self.kinds.get(row)?))
+        Some((*self.keys().get(row)?, *self.kinds().get(row)?))
     }
 
     /// The f32 vector of a row.
     pub fn row(&self, row: usize) -> Option<&[f32]> {
-        self.floats.get(row * self.dim..(row + 1) * self.dim)
+        self.floats().get(row * self.dim..(row + 1) * self.dim)
     }
 
     /// Bytes held by the rows (int8 + f32 + per-row data).
     pub fn bytes(&self) -> usize {
-        self.quant.len() + self.floats.len() * 4 + self.len() * (4 + 1 + 4 + 4)
+        self.quant().len() + self.floats().len() * 4 + self.len() * (4 + 1 + 4 + 4)
     }
 
     fn query_ok(&self, query: &[f32]) -> bool {
@@ -264,8 +420,8 @@ impl Arena {
         if qn == 0.0 {
             return 0.0;
         }
-        let r = &self.quant[row * self.dim..(row + 1) * self.dim];
-        dot_i8(&q, r) as f32 * self.qscale[row] * qs / qn
+        let r = &self.quant()[row * self.dim..(row + 1) * self.dim];
+        dot_i8(&q, r) as f32 * self.qscale()[row] * qs / qn
     }
 
     /// The best `top_k` rows by cosine: int8 pass over all rows, f32 rescoring of the
@@ -276,8 +432,9 @@ impl Arena {
             return Vec::new();
         };
         let mut top = TopK::new(top_k.saturating_mul(OVERSAMPLE));
-        for (row, r) in self.quant.chunks_exact(self.dim.max(1)).enumerate() {
-            top.offer(dot_i8(&q.quant, r) as f32 * self.qscale[row], row);
+        let qscale = self.qscale();
+        for (row, r) in self.quant().chunks_exact(self.dim.max(1)).enumerate() {
+            top.offer(dot_i8(&q.quant, r) as f32 * qscale[row], row);
         }
         self.rescore(query, q.inv_norm, top.rows(), top_k)
     }
@@ -291,9 +448,10 @@ impl Arena {
         };
         let mut tops: Vec<Option<TopK>> = (0..256).map(|_| None).collect();
         let cap = top_k.saturating_mul(OVERSAMPLE);
-        for (row, r) in self.quant.chunks_exact(self.dim.max(1)).enumerate() {
-            let score = dot_i8(&q.quant, r) as f32 * self.qscale[row];
-            tops[self.kinds[row] as usize]
+        let (qscale, kinds) = (self.qscale(), self.kinds());
+        for (row, r) in self.quant().chunks_exact(self.dim.max(1)).enumerate() {
+            let score = dot_i8(&q.quant, r) as f32 * qscale[row];
+            tops[kinds[row] as usize]
                 .get_or_insert_with(|| TopK::new(cap))
                 .offer(score, row);
         }
@@ -312,8 +470,9 @@ impl Arena {
             return Vec::new();
         };
         let mut top = TopK::new(top_k);
-        for (row, r) in self.floats.chunks_exact(self.dim.max(1)).enumerate() {
-            top.offer(dot_f32(query, r) * self.inv_norm[row], row);
+        let inv_norm = self.inv_norm();
+        for (row, r) in self.floats().chunks_exact(self.dim.max(1)).enumerate() {
+            top.offer(dot_f32(query, r) * inv_norm[row], row);
         }
         self.rescore(query, q.inv_norm, top.rows(), top_k)
     }
@@ -338,12 +497,12 @@ impl Arena {
         let mut hits: Vec<ScanHit> = rows
             .into_iter()
             .map(|row| {
-                let r = &self.floats[row * self.dim..(row + 1) * self.dim];
+                let r = &self.floats()[row * self.dim..(row + 1) * self.dim];
                 ScanHit {
                     row,
-                    key: self.keys[row],
-                    kind: self.kinds[row],
-                    cosine: dot_f32(query, r) * self.inv_norm[row] * q_inv,
+                    key: self.keys()[row],
+                    kind: self.kinds()[row],
+                    cosine: dot_f32(query, r) * self.inv_norm()[row] * q_inv,
                 }
             })
             .collect();

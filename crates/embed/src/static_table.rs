@@ -26,8 +26,9 @@ const TOKENIZER: &str = "tokenizer.json";
 const MANIFEST: &str = "manifest.json";
 /// SIF coefficient (model2vec's default).
 const SIF_A: f64 = 1e-4;
-/// One-token inputs per forward pass while distilling.
-const DISTILL_BATCH: usize = 256;
+/// One-token inputs per call of the encoder while distilling (between progress reports;
+/// each call is cut into batches and spread over the cores).
+const DISTILL_GROUP: usize = 8192;
 
 /// A static embedding table: one vector per vocabulary token, mean-pooled per text.
 pub struct StaticTable {
@@ -80,9 +81,9 @@ impl StaticTable {
         let harmonic: f64 = (1..=rows).map(|r| 1.0 / r as f64).sum();
         let mut table = vec![0f32; rows * dim];
         let mut done = 0;
-        for group in ids.chunks(DISTILL_BATCH * 4) {
+        for group in ids.chunks(DISTILL_GROUP) {
             let seqs: Vec<Vec<u32>> = group.iter().map(|&t| vec![cls, t, sep]).collect();
-            let vecs = minilm.embed_ids(&seqs, DISTILL_BATCH)?;
+            let vecs = minilm.embed_ids(&seqs, crate::minilm::BATCH_TOKENS)?;
             for (&t, v) in group.iter().zip(vecs) {
                 table[t as usize * dim..(t as usize + 1) * dim].copy_from_slice(&v);
             }

@@ -141,3 +141,96 @@ fn per_kind_scan_ranks_kinds_apart_in_one_pass() {
         assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), want);
     }
 }
+
+fn sample_arena(n: usize, dim: usize, seed: u64) -> Arena {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut a = Arena::with_capacity(dim, n);
+    for i in 0..n {
+        a.push((i / 2) as u32, (i % 2) as u8, &random_unit(&mut rng, dim))
+            .expect("push");
+    }
+    a
+}
+
+#[test]
+fn a_stored_arena_reads_back_in_place_and_scans_the_same() {
+    use gitloom_embed::{ArenaMiss, StoredArena};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a.arena");
+    assert_eq!(StoredArena::open(&path).err(), Some(ArenaMiss::Missing));
+    let a = sample_arena(1001, 48, 5);
+    let labels: Vec<(String, String)> = (0..501)
+        .map(|k| (format!("facts/x/{k}.md"), format!("cue «{k}»")))
+        .collect();
+    let refs: Vec<(&str, &str)> = labels
+        .iter()
+        .map(|(p, l)| (p.as_str(), l.as_str()))
+        .collect();
+    StoredArena::write(&path, &a, &refs, "model-x/48", "tag 1").expect("write");
+    let s = StoredArena::open(&path).expect("open");
+    assert!(s.arena.is_mapped());
+    assert_eq!((s.model.as_str(), s.tag.as_str()), ("model-x/48", "tag 1"));
+    assert_eq!(
+        (s.arena.len(), s.arena.dim(), s.labels.len()),
+        (1001, 48, 501)
+    );
+    assert_eq!(s.labels.get(500), Some(("facts/x/500.md", "cue «500»")));
+    assert_eq!(s.labels.get(501), None);
+    let mut rng = fastrand::Rng::with_seed(9);
+    for _ in 0..20 {
+        let q = random_unit(&mut rng, 48);
+        assert_eq!(s.arena.scan(&q, 10), a.scan(&q, 10));
+        assert_eq!(s.arena.scan_per_kind(&q, 7), a.scan_per_kind(&q, 7));
+    }
+    for r in [0, 500, 1000] {
+        assert_eq!(s.arena.row(r), a.row(r));
+        assert_eq!(s.arena.meta(r), a.meta(r));
+    }
+    // Rows copied from a mapped arena are bit for bit those pushed.
+    let mut copy = Arena::new(48);
+    for r in 0..a.len() {
+        copy.push_row_of(&s.arena, r, a.meta(r).expect("meta").0)
+            .expect("copy");
+    }
+    let q = random_unit(&mut rng, 48);
+    assert_eq!(copy.scan(&q, 20), a.scan(&q, 20));
+    assert!(copy.push_row_of(&Arena::new(3), 0, 0).is_err());
+}
+
+#[test]
+fn a_damaged_arena_file_is_refused_with_the_reason() {
+    use gitloom_embed::{ArenaMiss, StoredArena};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a.arena");
+    let a = sample_arena(64, 16, 2);
+    let labels = vec![("p", "l"); 32];
+    StoredArena::write(&path, &a, &labels, "m", "t").expect("write");
+    let bytes = std::fs::read(&path).expect("read");
+    let reason = |b: &[u8]| {
+        std::fs::write(&path, b).expect("write");
+        match StoredArena::open(&path) {
+            Err(ArenaMiss::Invalid(r)) => r,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    };
+    assert!(
+        reason(&bytes[..bytes.len() - 1]).contains("bytes"),
+        "truncated"
+    );
+    assert!(reason(&bytes[..100]).contains("truncated"));
+    assert!(reason(b"not an arena at all").contains("not an arena"));
+    let mut v2 = bytes.clone();
+    v2[8] = 9;
+    assert!(reason(&v2).contains("format 9"));
+    let mut bad_key = bytes.clone();
+    // The first key of the keys section (the header is padded to 64 bytes).
+    bad_key[64..68].copy_from_slice(&1000u32.to_le_bytes());
+    assert!(reason(&bad_key).contains("key"));
+    // No temporary file is left behind by a write.
+    StoredArena::write(&path, &a, &labels, "m", "t").expect("write");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}

@@ -155,7 +155,7 @@ impl Engine {
         let semantic = match embedder {
             Some(e) => {
                 let path = options.vector_cache.unwrap_or_else(|| gl.join(VECTOR_FILE));
-                let (s, warning) = Semantic::open(e, &path)?;
+                let (s, warning) = Semantic::open(e, &path, &index_path, &gl)?;
                 early_warnings.extend(warning);
                 Some(s)
             }

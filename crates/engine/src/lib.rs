@@ -51,7 +51,7 @@ pub use read::request::RetrieveRequest;
 pub use read::rerank::{RerankCandidate, Reranker};
 pub use remember::{MAX_LIST_ITEMS, MAX_TEXT_BYTES, RememberRequest};
 pub use shape::Shape;
-pub use sync::SyncReport;
+pub use sync::{ArenaUpdate, SyncReport};
 pub use write::{WriteOutcome, check_new_path};
 
 /// The build: crate version and the git commit it was built from (O2).

@@ -3,20 +3,29 @@
 //!
 //! Vectors come from a cache keyed by (model id, hash of the text) that lives apart
 //! from the rebuildable index, so a rebuild or schema bump recomputes none of them
-//! and identical texts share one vector. The arena is built from the index's
-//! embedding units the first time a query needs it after a sync.
+//! and identical texts share one vector.
+//!
+//! The arena of the store's own index is persisted beside it
+//! (`.gitloom/arena-<model>.bin`, [`gitloom_embed::StoredArena`]) and kept in step by
+//! sync: a sync copies the rows of the files it did not touch from the previous arena
+//! and adds the new units' vectors, in the order a full build would give, so a cold
+//! process maps a ready arena instead of reading every vector out of `vectors.db`. The
+//! file names the build and commit it reflects; one that is missing or names anything
+//! else is rebuilt from the vector cache by the first query that needs it.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use gitloom_embed::{
-    Arena, EmbedStats, Embedder, VectorCache, chunk, embed_cached, max_words_for_tokens,
+    Arena, ArenaMiss, EmbedStats, Embedder, Labels, StoredArena, VectorCache, chunk, embed_cached,
+    max_words_for_tokens,
 };
 use gitloom_index::{EmbedUnit, Index, UnitKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
+use crate::sync::ArenaUpdate;
 
 /// A progress callback: (what, done, total).
 pub type Progress = dyn Fn(&str, usize, usize) + Send + Sync;
@@ -80,8 +89,8 @@ pub struct SemanticHits {
 struct Built {
     commit: String,
     arena: Arena,
-    /// Arena key → (path, kind, label).
-    units: Vec<(String, UnitKind, String)>,
+    /// Arena key → (path, label).
+    labels: Labels,
 }
 
 pub(crate) struct Semantic {
@@ -89,6 +98,34 @@ pub(crate) struct Semantic {
     cache: VectorCache,
     built: Mutex<Option<Arc<Built>>>,
     queries: Mutex<HashMap<String, Vec<f32>>>,
+    /// The store's own index and where its arena is persisted (other indexes, such as
+    /// time travel's, get an arena in memory only).
+    main_index: PathBuf,
+    arena_path: PathBuf,
+}
+
+/// Units with their texts' vectors: what [`Semantic::embed_units`] found or computed.
+pub(crate) struct Embedded {
+    units: Vec<EmbedUnit>,
+    /// Per text (a cue, or a chunk of a body): the unit it belongs to.
+    owners: Vec<usize>,
+    vectors: Vec<Vec<f32>>,
+    pub(crate) stats: EmbedStats,
+}
+
+fn kind_code(kind: UnitKind) -> u8 {
+    match kind {
+        UnitKind::Cue => 0,
+        UnitKind::Body => 1,
+    }
+}
+
+fn key(unit: usize) -> Result<u32> {
+    u32::try_from(unit).map_err(|_| EngineError::Usage("too many embedding units".into()))
+}
+
+fn embed_err(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Embed(e.to_string())
 }
 
 /// The texts of units, chunked to the model's window: (unit index, text).
@@ -108,9 +145,13 @@ fn chunks(embedder: &dyn Embedder, units: &[EmbedUnit]) -> Vec<(usize, String)> 
 }
 
 impl Semantic {
+    /// Opens the vector cache; `index_path` is the store's own index, whose arena is
+    /// persisted in `arena_dir`.
     pub(crate) fn open(
         embedder: Arc<dyn Embedder>,
         cache_path: &Path,
+        index_path: &Path,
+        arena_dir: &Path,
     ) -> Result<(Semantic, Option<String>)> {
         let (cache, status) =
             VectorCache::open(cache_path).map_err(|e| EngineError::Embed(e.to_string()))?;
@@ -121,12 +162,16 @@ impl Semantic {
             )),
             _ => None,
         };
+        let model_hash = blake3::hash(embedder.model_id().as_bytes()).to_hex();
+        let arena_path = arena_dir.join(format!("arena-{}.bin", &model_hash[..16]));
         Ok((
             Semantic {
                 embedder,
                 cache,
                 built: Mutex::new(None),
                 queries: Mutex::new(HashMap::new()),
+                main_index: index_path.to_path_buf(),
+                arena_path,
             },
             warning,
         ))
@@ -142,19 +187,15 @@ impl Semantic {
         index: &Index,
         paths: Option<&[String]>,
         progress: Option<&Progress>,
-    ) -> Result<EmbedStats> {
+    ) -> Result<Embedded> {
         let units = index.embed_units(paths)?;
-        Ok(self.vectors(&units, progress)?.2)
+        self.vectors(units, progress)
     }
 
     /// Vectors of the units' texts (chunked to the model's window), from the cache or
-    /// the model: (unit index per text, vector per text, counts).
-    fn vectors(
-        &self,
-        units: &[EmbedUnit],
-        progress: Option<&Progress>,
-    ) -> Result<(Vec<usize>, Vec<Vec<f32>>, EmbedStats)> {
-        let texts = chunks(self.embedder.as_ref(), units);
+    /// the model.
+    fn vectors(&self, units: Vec<EmbedUnit>, progress: Option<&Progress>) -> Result<Embedded> {
+        let texts = chunks(self.embedder.as_ref(), &units);
         let refs: Vec<&str> = texts.iter().map(|(_, t)| t.as_str()).collect();
         let cb = |done: usize, total: usize| {
             if let Some(p) = progress {
@@ -162,11 +203,19 @@ impl Semantic {
             }
         };
         let (vectors, stats) = embed_cached(self.embedder.as_ref(), &self.cache, &refs, Some(&cb))
-            .map_err(|e| EngineError::Embed(e.to_string()))?;
-        Ok((texts.into_iter().map(|(u, _)| u).collect(), vectors, stats))
+            .map_err(embed_err)?;
+        Ok(Embedded {
+            owners: texts.into_iter().map(|(u, _)| u).collect(),
+            units,
+            vectors,
+            stats,
+        })
     }
 
-    /// The arena for `commit`, built (and any missing vector embedded) if needed.
+    /// The arena for `commit` of `index`: the one in memory, else (for the store's own
+    /// index) the persisted one if it reflects this build and commit, else built from
+    /// the index's units and the vector cache (embedding whatever is missing) and,
+    /// for the store's own index, persisted.
     fn arena(
         &self,
         index: &Index,
@@ -179,30 +228,129 @@ impl Semantic {
         {
             return Ok(b.clone());
         }
-        let units = index.embed_units(None)?;
-        let (owners, vectors, _) = self.vectors(&units, progress)?;
-        let mut arena = Arena::with_capacity(self.embedder.dim(), vectors.len());
-        for (unit, v) in owners.iter().zip(&vectors) {
-            let kind = match units[*unit].kind {
-                UnitKind::Cue => 0,
-                UnitKind::Body => 1,
-            };
-            let key = u32::try_from(*unit)
-                .map_err(|_| EngineError::Usage("too many embedding units".into()))?;
-            arena
-                .push(key, kind, v)
-                .map_err(|e| EngineError::Embed(e.to_string()))?;
+        let main = index.path() == self.main_index;
+        if main && let Some(b) = self.load_stored(commit) {
+            let b = Arc::new(b);
+            *guard = Some(b.clone());
+            return Ok(b);
         }
-        let built = Arc::new(Built {
-            commit: commit.to_owned(),
-            arena,
-            units: units
-                .into_iter()
-                .map(|u| (u.path, u.kind, u.label))
-                .collect(),
-        });
+        let embedded = self.embed_units(index, None, progress)?;
+        let built = Arc::new(self.build(commit, &embedded)?);
+        if main {
+            self.persist(&built);
+        }
         *guard = Some(built.clone());
         Ok(built)
+    }
+
+    /// What the persisted arena's tag must say for `commit`.
+    fn tag(commit: &str) -> String {
+        format!("{} {commit}", crate::BUILD)
+    }
+
+    /// The persisted arena, if it is of this model, dimension, build and commit.
+    fn load_stored(&self, commit: &str) -> Option<Built> {
+        match StoredArena::open(&self.arena_path) {
+            Ok(s)
+                if s.model == self.embedder.model_id()
+                    && s.arena.dim() == self.embedder.dim()
+                    && s.tag == Self::tag(commit) =>
+            {
+                Some(Built {
+                    commit: commit.to_owned(),
+                    arena: s.arena,
+                    labels: s.labels,
+                })
+            }
+            Ok(_) | Err(ArenaMiss::Missing) => None,
+            Err(ArenaMiss::Invalid(reason)) => {
+                tracing::warn!(path = %self.arena_path.display(), %reason, "arena file not used; rebuilding it");
+                None
+            }
+        }
+    }
+
+    /// Writes `built` as the persisted arena. A failure (read-only or full disk) costs
+    /// only time: the next cold process rebuilds it.
+    fn persist(&self, built: &Built) {
+        let labels: Vec<(&str, &str)> = (0..built.labels.len())
+            .filter_map(|k| built.labels.get(k))
+            .collect();
+        if let Err(e) = StoredArena::write(
+            &self.arena_path,
+            &built.arena,
+            &labels,
+            self.embedder.model_id(),
+            &Self::tag(&built.commit),
+        ) {
+            tracing::warn!("cannot persist the vector arena: {e}");
+        }
+    }
+
+    /// An arena of all of `embedded`'s units, in their order (key = unit index).
+    fn build(&self, commit: &str, embedded: &Embedded) -> Result<Built> {
+        let mut arena = Arena::with_capacity(self.embedder.dim(), embedded.vectors.len());
+        for (unit, v) in embedded.owners.iter().zip(&embedded.vectors) {
+            arena
+                .push(key(*unit)?, kind_code(embedded.units[*unit].kind), v)
+                .map_err(embed_err)?;
+        }
+        let labels = embedded
+            .units
+            .iter()
+            .map(|u| (u.path.clone(), u.label.clone()))
+            .collect();
+        Ok(Built {
+            commit: commit.to_owned(),
+            arena,
+            labels: Labels::new(labels),
+        })
+    }
+
+    /// Brings the persisted arena from `old_commit` to `commit` after a sync of the
+    /// store's own index: `changed` names every path upserted or removed (`None`: the
+    /// sync was full) and `embedded` holds the units of the upserted (or all) paths.
+    /// Without a previous arena for `old_commit` this is a full build.
+    pub(crate) fn after_sync(
+        &self,
+        index: &Index,
+        old_commit: Option<&str>,
+        commit: &str,
+        changed: Option<&[String]>,
+        embedded: Option<Embedded>,
+    ) -> Result<ArenaUpdate> {
+        let mut guard = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        let previous = match (changed, old_commit) {
+            (Some(_), Some(old)) => match guard.as_ref() {
+                Some(b) if b.commit == old => Some(b.clone()),
+                _ => self.load_stored(old).map(Arc::new),
+            },
+            _ => None,
+        };
+        let dim = self.embedder.dim();
+        let (built, how) = match (previous, changed, embedded) {
+            (Some(prev), Some(changed), new) => {
+                let none = Embedded {
+                    units: Vec::new(),
+                    owners: Vec::new(),
+                    vectors: Vec::new(),
+                    stats: EmbedStats::default(),
+                };
+                let new = new.unwrap_or(none);
+                (
+                    merge(&prev, changed, &new, commit, dim)?,
+                    ArenaUpdate::Merged,
+                )
+            }
+            (_, None, Some(all)) => (self.build(commit, &all)?, ArenaUpdate::Built),
+            _ => {
+                let all = self.embed_units(index, None, None)?;
+                (self.build(commit, &all)?, ArenaUpdate::Built)
+            }
+        };
+        self.persist(&built);
+        *guard = Some(Arc::new(built));
+        Ok(how)
     }
 
     /// Embeds a query, once per distinct text per process.
@@ -256,17 +404,15 @@ impl Semantic {
             };
             let mut best: BTreeMap<&str, (f32, &str)> = BTreeMap::new();
             for h in &hits {
-                let Some((path, _, label)) = built.units.get(h.key as usize) else {
+                let Some((path, label)) = built.labels.get(h.key as usize) else {
                     continue;
                 };
                 if !keep(path) {
                     continue;
                 }
-                let e = best
-                    .entry(path.as_str())
-                    .or_insert((f32::MIN, label.as_str()));
+                let e = best.entry(path).or_insert((f32::MIN, label));
                 if h.cosine > e.0 {
-                    *e = (h.cosine, label.as_str());
+                    *e = (h.cosine, label);
                 }
             }
             let mut list: Vec<(String, f32, String)> = best
@@ -333,9 +479,174 @@ impl Semantic {
     }
 }
 
+/// The arena a full build of `commit` would give, from `prev` (of the commit before)
+/// and the new units of the paths in `changed`: rows of untouched paths are copied in
+/// order, the changed paths' units are put where their path sorts (units, and so
+/// rows, are in path order in a full build), keys renumbered.
+fn merge(
+    prev: &Built,
+    changed: &[String],
+    new: &Embedded,
+    commit: &str,
+    dim: usize,
+) -> Result<Built> {
+    let changed: HashSet<&str> = changed.iter().map(String::as_str).collect();
+    // Rows of each new unit, in order.
+    let mut new_rows: Vec<Vec<usize>> = vec![Vec::new(); new.units.len()];
+    for (text, &unit) in new.owners.iter().enumerate() {
+        new_rows[unit].push(text);
+    }
+    let mut arena = Arena::with_capacity(dim, prev.arena.len() + new.vectors.len());
+    let mut labels: Vec<(String, String)> = Vec::with_capacity(prev.labels.len() + new.units.len());
+    let mut next_new = 0;
+    let mut push_new_before =
+        |path: Option<&str>, arena: &mut Arena, labels: &mut Vec<(String, String)>| -> Result<()> {
+            while let Some(u) = new.units.get(next_new)
+                && path.is_none_or(|p| u.path.as_str() < p)
+            {
+                let k = key(labels.len())?;
+                labels.push((u.path.clone(), u.label.clone()));
+                for &t in &new_rows[next_new] {
+                    arena
+                        .push(k, kind_code(u.kind), &new.vectors[t])
+                        .map_err(embed_err)?;
+                }
+                next_new += 1;
+            }
+            Ok(())
+        };
+    let mut row = 0;
+    let n = prev.arena.len();
+    for old_key in 0..prev.labels.len() {
+        let Some((path, label)) = prev.labels.get(old_key) else {
+            continue;
+        };
+        // This unit's rows (they are contiguous and in key order).
+        let start = row;
+        while row < n
+            && prev
+                .arena
+                .meta(row)
+                .is_some_and(|(k, _)| k as usize == old_key)
+        {
+            row += 1;
+        }
+        if changed.contains(path) {
+            continue;
+        }
+        push_new_before(Some(path), &mut arena, &mut labels)?;
+        let k = key(labels.len())?;
+        labels.push((path.to_owned(), label.to_owned()));
+        for r in start..row {
+            arena.push_row_of(&prev.arena, r, k).map_err(embed_err)?;
+        }
+    }
+    push_new_before(None, &mut arena, &mut labels)?;
+    Ok(Built {
+        commit: commit.to_owned(),
+        arena,
+        labels: Labels::new(labels),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn unit(path: &str, kind: UnitKind, label: &str) -> EmbedUnit {
+        EmbedUnit {
+            path: path.into(),
+            kind,
+            label: label.into(),
+            text: String::new(),
+        }
+    }
+
+    /// Units with `rows` texts each (0 for a blank unit), vectors derived from the
+    /// path and label so a unit's vectors are the same whichever set it is in.
+    fn embedded(units: Vec<(EmbedUnit, usize)>) -> Embedded {
+        let mut e = Embedded {
+            units: Vec::new(),
+            owners: Vec::new(),
+            vectors: Vec::new(),
+            stats: EmbedStats::default(),
+        };
+        for (i, (u, rows)) in units.into_iter().enumerate() {
+            for r in 0..rows {
+                let h = blake3::hash(format!("{}|{}|{r}", u.path, u.label).as_bytes());
+                e.vectors.push(
+                    h.as_bytes()[..8]
+                        .iter()
+                        .map(|&b| f32::from(b) - 100.0)
+                        .collect(),
+                );
+                e.owners.push(i);
+            }
+            e.units.push(u);
+        }
+        e
+    }
+
+    #[test]
+    fn a_merged_arena_equals_a_full_build() {
+        let (c, b) = (UnitKind::Cue, UnitKind::Body);
+        let old = embedded(vec![
+            (unit("a.md", c, "q1"), 1),
+            (unit("a.md", b, ""), 2),
+            (unit("c.md", c, "q2"), 1),
+            (unit("c.md", b, "s"), 0),
+            (unit("e.md", b, ""), 3),
+            (unit("g.md", c, "q3"), 1),
+        ]);
+        let sem_dim = 8;
+        let build = |e: &Embedded| -> Built {
+            let mut arena = Arena::new(sem_dim);
+            for (u, v) in e.owners.iter().zip(&e.vectors) {
+                arena
+                    .push(key(*u).expect("key"), kind_code(e.units[*u].kind), v)
+                    .expect("push");
+            }
+            Built {
+                commit: "x".into(),
+                arena,
+                labels: Labels::new(
+                    e.units
+                        .iter()
+                        .map(|u| (u.path.clone(), u.label.clone()))
+                        .collect(),
+                ),
+            }
+        };
+        let prev = build(&old);
+        // c.md changed (now two cues), e.md removed, b.md and h.md new, a.md and g.md untouched.
+        let new = embedded(vec![
+            (unit("b.md", b, ""), 1),
+            (unit("c.md", c, "q2"), 1),
+            (unit("c.md", c, "q4"), 1),
+            (unit("h.md", b, ""), 2),
+        ]);
+        let changed: Vec<String> = ["b.md", "c.md", "e.md", "h.md"].map(String::from).to_vec();
+        let merged = merge(&prev, &changed, &new, "y", sem_dim).expect("merge");
+        let all = embedded(vec![
+            (unit("a.md", c, "q1"), 1),
+            (unit("a.md", b, ""), 2),
+            (unit("b.md", b, ""), 1),
+            (unit("c.md", c, "q2"), 1),
+            (unit("c.md", c, "q4"), 1),
+            (unit("g.md", c, "q3"), 1),
+            (unit("h.md", b, ""), 2),
+        ]);
+        let full = build(&all);
+        assert_eq!(merged.arena.len(), full.arena.len());
+        for r in 0..full.arena.len() {
+            assert_eq!(merged.arena.meta(r), full.arena.meta(r), "row {r}");
+            assert_eq!(merged.arena.row(r), full.arena.row(r), "row {r}");
+        }
+        assert_eq!(merged.labels.len(), full.labels.len());
+        for k in 0..full.labels.len() {
+            assert_eq!(merged.labels.get(k), full.labels.get(k), "key {k}");
+        }
+    }
 
     #[test]
     fn keep_all_cuts_nothing_even_when_every_score_is_equal() {

@@ -34,7 +34,24 @@ pub struct SyncReport {
     pub embedded: usize,
     /// Texts whose vectors were found in the cache.
     pub cached: usize,
+    /// How the persisted vector arena was brought to this commit.
+    pub arena: ArenaUpdate,
     pub ms: f64,
+}
+
+/// What a sync did to the persisted vector arena (`.gitloom/arena-*.bin`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArenaUpdate {
+    /// Nothing to do: no embedder, nothing changed, or embedding failed (the next query
+    /// rebuilds it).
+    #[default]
+    Unchanged,
+    /// The previous arena's rows for untouched files were copied and the changed
+    /// files' added.
+    Merged,
+    /// Built from every unit (first sync, full rebuild, or no usable previous arena).
+    Built,
 }
 
 impl Engine {
@@ -57,7 +74,9 @@ impl Engine {
             ));
         };
         let index = self.index();
-        sem.embed_units(&index, None, self.progress.as_deref())
+        Ok(sem
+            .embed_units(&index, None, self.progress.as_deref())?
+            .stats)
     }
 
     /// Syncs only if HEAD moved since the index was last synced (cheap: one ref read).
@@ -130,6 +149,7 @@ impl Engine {
             report.ms = started.elapsed().as_secs_f64() * 1e3;
             return Ok(report);
         }
+        let old_commit = state.as_ref().map(|s| s.commit.clone());
         let old_tree = if full {
             None
         } else {
@@ -196,24 +216,42 @@ impl Engine {
         };
         let stats = index.apply(&batch)?;
         self.refresh_vocab(index, tree)?;
-        // Embed what is new now, so the first query after a write does not pay for it.
-        // A failure here loses nothing (the commit and the index are done): the next
-        // query embeds whatever is still missing.
+        // Embed what is new now, so the first query after a write does not pay for it,
+        // and bring the persisted arena to this commit. A failure here loses nothing
+        // (the commit and the index are done): the next query embeds whatever is still
+        // missing and rebuilds the arena.
         if let Some(sem) = self.semantic.as_ref().filter(|_| embed)
-            && (report.full || !batch.upserted.is_empty())
+            && (report.full || !batch.upserted.is_empty() || !batch.removed.is_empty())
         {
-            let paths: Vec<String> = batch.upserted.iter().map(|f| f.path.to_string()).collect();
-            let which = if report.full {
-                None
-            } else {
-                Some(paths.as_slice())
-            };
-            match sem.embed_units(index, which, self.progress.as_deref()) {
-                Ok(s) => {
-                    report.embedded = s.embedded;
-                    report.cached = s.cached;
+            let upserted: Vec<String> = batch.upserted.iter().map(|f| f.path.to_string()).collect();
+            let embedded = if report.full || !upserted.is_empty() {
+                let which = (!report.full).then_some(upserted.as_slice());
+                match sem.embed_units(index, which, self.progress.as_deref()) {
+                    Ok(e) => {
+                        report.embedded = e.stats.embedded;
+                        report.cached = e.stats.cached;
+                        Some(e)
+                    }
+                    Err(e) => {
+                        self.warn(format!("embedding after sync failed: {e}"));
+                        None
+                    }
                 }
-                Err(e) => self.warn(format!("embedding after sync failed: {e}")),
+            } else {
+                None
+            };
+            let embedded_ok = embedded.is_some() || upserted.is_empty() && !report.full;
+            if embedded_ok {
+                let mut changed = upserted;
+                changed.extend(batch.removed.iter().cloned());
+                let changed = (!report.full).then_some(changed.as_slice());
+                let old = old_commit.as_deref();
+                match sem.after_sync(index, old, &report.commit, changed, embedded) {
+                    Ok(how) => report.arena = how,
+                    Err(e) => {
+                        self.warn(format!("updating the vector arena after sync failed: {e}"))
+                    }
+                }
             }
         }
         report.upserted = stats.upserted;

@@ -1,0 +1,158 @@
+//! One forward pass of the encoder over a batch of token sequences.
+//!
+//! The batch's tokens are stacked into one `tokens × hidden` matrix, so every linear
+//! layer is one matrix product over the real tokens of all texts (no padding);
+//! attention runs per text, at its own length. The output is each text's mean over
+//! its tokens, L2-normalised (sentence-transformers' pooling for MiniLM).
+
+use super::ops::{add_norm, attention, gelu, linear, norm};
+use super::weights::{BertWeights, Linear};
+use crate::embedder::normalise;
+
+/// Scratch buffers of one thread, grown to the largest batch seen and reused.
+#[derive(Debug, Default)]
+pub(crate) struct Workspace {
+    x: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    ctx: Vec<f32>,
+    tmp: Vec<f32>,
+    inter: Vec<f32>,
+    scores: Vec<f32>,
+}
+
+/// `buf` at length `n`. Not cleared: every consumer overwrites all of it (the linear
+/// layers start from the bias, attention writes every head's columns).
+fn sized(buf: &mut Vec<f32>, n: usize) -> &mut [f32] {
+    buf.truncate(n);
+    buf.resize(n, 0.0);
+    buf
+}
+
+impl BertWeights {
+    /// Mean-pooled, L2-normalised vectors of `seqs` (token ids with the special tokens
+    /// in place). Every id must be below the vocabulary size and every sequence at
+    /// most `max_position_embeddings` long; an empty sequence gives a zero vector.
+    pub(crate) fn embed_batch(
+        &self,
+        seqs: &[&[u32]],
+        ws: &mut Workspace,
+    ) -> Result<Vec<Vec<f32>>, String> {
+        let c = &self.config;
+        let h = c.hidden_size;
+        for s in seqs {
+            if s.len() > c.max_position_embeddings {
+                return Err(format!(
+                    "a sequence of {} tokens is longer than the model's {} positions",
+                    s.len(),
+                    c.max_position_embeddings
+                ));
+            }
+            if let Some(id) = s.iter().find(|&&id| id as usize >= c.vocab_size) {
+                return Err(format!(
+                    "token id {id} is outside the vocabulary of {}",
+                    c.vocab_size
+                ));
+            }
+        }
+        let tokens: usize = seqs.iter().map(|s| s.len()).sum();
+        if tokens == 0 {
+            return Ok(vec![vec![0.0; h]; seqs.len()]);
+        }
+        let w = self.data();
+        let eps = c.layer_norm_eps as f32;
+        let x = sized(&mut ws.x, tokens * h);
+        self.embed_tokens(w, seqs, x);
+        norm(
+            x,
+            &w[self.embed_norm.weight.clone()],
+            &w[self.embed_norm.bias.clone()],
+            eps,
+        );
+        for layer in &self.layers {
+            let lin = |l: &Linear, a: &[f32], out: &mut Vec<f32>| {
+                let out = sized(out, tokens * l.outputs);
+                linear(a, l.inputs, &w[l.weight.clone()], &w[l.bias.clone()], out);
+            };
+            lin(&layer.query, &ws.x, &mut ws.q);
+            lin(&layer.key, &ws.x, &mut ws.k);
+            lin(&layer.value, &ws.x, &mut ws.v);
+            let ctx = sized(&mut ws.ctx, tokens * h);
+            let mut at = 0;
+            for s in seqs {
+                let r = at * h..(at + s.len()) * h;
+                attention(
+                    &ws.q[r.clone()],
+                    &ws.k[r.clone()],
+                    &ws.v[r.clone()],
+                    h,
+                    c.num_attention_heads,
+                    &mut ws.scores,
+                    &mut ctx[r],
+                );
+                at += s.len();
+            }
+            lin(&layer.attn_out, &ws.ctx, &mut ws.tmp);
+            let n = &layer.attn_norm;
+            add_norm(
+                &mut ws.x,
+                &ws.tmp,
+                &w[n.weight.clone()],
+                &w[n.bias.clone()],
+                eps,
+            );
+            lin(&layer.intermediate, &ws.x, &mut ws.inter);
+            gelu(&mut ws.inter);
+            lin(&layer.output, &ws.inter, &mut ws.tmp);
+            let n = &layer.out_norm;
+            add_norm(
+                &mut ws.x,
+                &ws.tmp,
+                &w[n.weight.clone()],
+                &w[n.bias.clone()],
+                eps,
+            );
+        }
+        Ok(pool(&ws.x, seqs, h))
+    }
+
+    /// Word + position + token-type (0) embedding of every token, stacked.
+    fn embed_tokens(&self, w: &[f32], seqs: &[&[u32]], x: &mut [f32]) {
+        let h = self.config.hidden_size;
+        let (word, pos) = (&w[self.word.clone()], &w[self.position.clone()]);
+        let typ = &w[self.token_type.start..self.token_type.start + h];
+        let mut rows = x.chunks_exact_mut(h);
+        for s in seqs {
+            for (p, &id) in s.iter().enumerate() {
+                let Some(row) = rows.next() else { return };
+                let (wr, pr) = (id as usize * h, p * h);
+                for (j, out) in row.iter_mut().enumerate() {
+                    *out = word[wr + j] + pos[pr + j] + typ[j];
+                }
+            }
+        }
+    }
+}
+
+/// Mean over each text's rows, L2-normalised.
+fn pool(x: &[f32], seqs: &[&[u32]], h: usize) -> Vec<Vec<f32>> {
+    let mut out = Vec::with_capacity(seqs.len());
+    let mut at = 0;
+    for s in seqs {
+        let mut v = vec![0f32; h];
+        for row in x[at * h..(at + s.len()) * h].chunks_exact(h) {
+            for (a, b) in v.iter_mut().zip(row) {
+                *a += b;
+            }
+        }
+        if !s.is_empty() {
+            let inv = 1.0 / s.len() as f32;
+            v.iter_mut().for_each(|a| *a *= inv);
+        }
+        normalise(&mut v);
+        out.push(v);
+        at += s.len();
+    }
+    out
+}

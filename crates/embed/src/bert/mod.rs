@@ -1,0 +1,24 @@
+//! A BERT encoder for inference on the CPU, written for the one model gitloom ships
+//! (all-MiniLM-L6-v2: 6 layers, 384 wide, 12 heads), reading its weights straight out of
+//! a memory-mapped safetensors file.
+//!
+//! Why by hand rather than through candle (which gitloom used before): candle copies
+//! every weight into its own tensors on load (90 MB per process start, most of a cold
+//! query's time), pads every sequence of a batch to the longest, and embedded well
+//! under half as many texts per CPU-second as this does (BENCHMARKS.md, "Speed"),
+//! most of the difference being time outside the matrix products. An encoder is six repetitions of a few matrix products, a softmax, a
+//! layer norm and a GELU: the matrix products go to `ndarray` (`matrixmultiply`'s
+//! AVX2/FMA kernels, chosen at run time); what is written here is the arrangement, so
+//! that a batch is one set of products over the real tokens of all its texts (no
+//! padding, no mask) and attention is computed per text at its own length.
+//!
+//! - [`weights`]: the safetensors header, checked shapes, views into the mapped file;
+//! - [`ops`]: linear layers, layer norm, GELU, softmax;
+//! - [`forward`]: one forward pass over a batch of token sequences, mean-pooled.
+
+pub(crate) mod forward;
+pub(crate) mod ops;
+pub(crate) mod weights;
+
+pub(crate) use forward::Workspace;
+pub(crate) use weights::BertWeights;
