@@ -153,6 +153,19 @@ pub trait Extractor: Sync {
 
     fn extract(&self, session: &Session, ctx: &ExtractContext) -> Result<Vec<Fact>, CortexError>;
 
+    /// [`Extractor::extract`], calling `received` with how much of a model's reply
+    /// has arrived so far (characters), so a slow model shows it is alive. The
+    /// default (an extractor with nothing to report) just extracts.
+    fn extract_reporting(
+        &self,
+        session: &Session,
+        ctx: &ExtractContext,
+        received: &dyn Fn(usize),
+    ) -> Result<Vec<Fact>, CortexError> {
+        let _ = received;
+        self.extract(session, ctx)
+    }
+
     /// True when [`Extractor::judge`] looks at candidates (a model does); the rules
     /// alone need fewer retrievals.
     fn judges(&self) -> bool {

@@ -38,7 +38,9 @@ pub use error::CortexError;
 pub use extract::{
     Candidate, Dated, ExtractContext, Extractor, Fact, FactEntity, Judgement, Verdict,
 };
-pub use ingest::{Flagged, IngestOptions, IngestProgress, IngestReport, SessionReport, ingest};
+pub use ingest::{
+    Flagged, IngestOptions, IngestProgress, IngestReport, IngestStage, SessionReport, ingest,
+};
 pub use model::{EXTRACT_PROMPT, ModelExtractor, RECONCILE_PROMPT};
 pub use offline::OfflineExtractor;
 pub use session::{Message, Session, parse_sessions};

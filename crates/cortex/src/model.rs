@@ -31,8 +31,14 @@ fn nullable(t: &str) -> Value {
     json!({"type": [t, "null"]})
 }
 
-fn fact_schema() -> Value {
+/// The schema of the extraction reply. Beyond the shapes it bounds what the checks
+/// below would refuse anyway (message indexes, date forms, cue counts), so a server
+/// that turns the schema into a grammar (llama.cpp) makes even a small model answer
+/// within it.
+fn fact_schema(messages: usize) -> Value {
     let s = json!({"type": "string"});
+    let date = json!({"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"});
+    let nullable_date = json!({"anyOf": [date, {"type": "null"}]});
     json!({
         "type": "object",
         "additionalProperties": false,
@@ -47,15 +53,16 @@ fn fact_schema() -> Value {
                 "tier": {"type": "string", "enum": ["facts", "incidents", "rules", "skills"]},
                 "entities": {"type": "array", "items": {"type": "object", "additionalProperties": false,
                     "required": ["name", "kind"], "properties": {"name": s, "kind": nullable("string")}}},
-                "cues": {"type": "array", "items": s},
+                "cues": {"type": "array", "items": s, "minItems": 1, "maxItems": 6},
                 "slot": nullable("string"),
                 "ends_slot": {"type": "boolean"},
-                "valid_from": nullable("string"),
-                "valid_to": nullable("string"),
+                "valid_from": nullable_date,
+                "valid_to": nullable_date,
                 "timeline": {"type": "array", "items": {"type": "object", "additionalProperties": false,
-                    "required": ["date", "text"], "properties": {"date": s, "text": s}}},
-                "confidence": {"type": "number"},
-                "messages": {"type": "array", "items": {"type": "integer"}},
+                    "required": ["date", "text"], "properties": {"date": date, "text": s}}},
+                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                "messages": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0,
+                    "maximum": messages.saturating_sub(1)}},
                 "unresolved": {"type": "array", "items": s}
             }
         }}}
@@ -115,6 +122,15 @@ impl Extractor for ModelExtractor {
     }
 
     fn extract(&self, session: &Session, ctx: &ExtractContext) -> Result<Vec<Fact>, CortexError> {
+        self.extract_reporting(session, ctx, &|_| {})
+    }
+
+    fn extract_reporting(
+        &self,
+        session: &Session,
+        ctx: &ExtractContext,
+        received: &dyn Fn(usize),
+    ) -> Result<Vec<Fact>, CortexError> {
         let mut user = format!(
             "SESSION DATE: {}\nEXISTING TOPICS: {}\nKNOWN ENTITIES: {}\n\nCONVERSATION:\n",
             session.date,
@@ -130,11 +146,13 @@ impl Extractor for ModelExtractor {
         }
         let msgs = [ChatMessage::system(EXTRACT_PROMPT), ChatMessage::user(user)];
         let n = session.messages.len();
-        let out: Facts =
-            self.client
-                .complete_json(&msgs, "facts", &fact_schema(), |f: &Facts| {
-                    check_facts(f, n)
-                })?;
+        let out: Facts = self.client.complete_json_with(
+            &msgs,
+            "facts",
+            &fact_schema(n),
+            |f: &Facts| check_facts(f, n),
+            received,
+        )?;
         Ok(out.facts)
     }
 
