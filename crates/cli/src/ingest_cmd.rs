@@ -37,6 +37,37 @@ pub struct IngestArgs {
     pub reextract: bool,
 }
 
+/// The model endpoint the --llm-* flags name, if any.
+pub fn chat_config(
+    url: Option<&str>,
+    model: &str,
+    key_env: &str,
+    timeout_secs: u64,
+) -> Result<Option<ChatConfig>> {
+    let Some(url) = url else {
+        return Ok(None);
+    };
+    if timeout_secs == 0 {
+        bail!("--llm-timeout must be at least 1 second");
+    }
+    let mut config = ChatConfig::new(url.to_owned(), model.to_owned());
+    config.api_key_env = Some(key_env.to_owned());
+    config.timeout = std::time::Duration::from_secs(timeout_secs);
+    Ok(Some(config))
+}
+
+/// Sessions extracted at once: as asked, else one for a model on this machine (a
+/// CPU-served model is no faster with more, and queued requests run into their
+/// timeouts), else the default.
+pub fn concurrency(asked: Option<usize>, config: Option<&ChatConfig>) -> usize {
+    asked
+        .unwrap_or(match config {
+            Some(c) if c.is_local() => 1,
+            _ => IngestOptions::default().concurrency,
+        })
+        .max(1)
+}
+
 pub fn run(args: &IngestArgs, cli: &Cli) -> Result<()> {
     let text = if args.file.as_os_str() == "-" {
         let mut s = String::new();
@@ -51,25 +82,13 @@ pub fn run(args: &IngestArgs, cli: &Cli) -> Result<()> {
     let sessions = gitloom_cortex::parse_sessions(&text)
         .with_context(|| format!("{}", args.file.display()))?;
     let storage = crate::open_storage(cli)?;
-    let config = match &args.llm_url {
-        Some(url) => {
-            let mut config = ChatConfig::new(url.clone(), args.llm_model.clone());
-            config.api_key_env = Some(args.llm_key_env.clone());
-            if args.llm_timeout == 0 {
-                bail!("--llm-timeout must be at least 1 second");
-            }
-            config.timeout = std::time::Duration::from_secs(args.llm_timeout);
-            Some(config)
-        }
-        None => None,
-    };
-    let concurrency = args
-        .concurrency
-        .unwrap_or(match &config {
-            Some(c) if c.is_local() => 1,
-            _ => IngestOptions::default().concurrency,
-        })
-        .max(1);
+    let config = chat_config(
+        args.llm_url.as_deref(),
+        &args.llm_model,
+        &args.llm_key_env,
+        args.llm_timeout,
+    )?;
+    let concurrency = concurrency(args.concurrency, config.as_ref());
     let options = IngestOptions {
         concurrency,
         reextract: args.reextract,

@@ -142,9 +142,20 @@ pub struct IngestReport {
     /// (see [`SessionReport::failed`]); a later run extracts them.
     pub failed: usize,
     pub elapsed_ms: f64,
+    /// Where the time went: extraction (wall time of the parallel stage),
+    /// reconciliation, and commits with their index syncs.
+    pub timings_ms: StageTimes,
     /// The run stopped early on [`IngestOptions::cancel`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cancelled: bool,
+}
+
+/// Wall time per stage of a run, in milliseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageTimes {
+    pub extract: f64,
+    pub reconcile: f64,
+    pub commit: f64,
 }
 
 /// Times a session is reconciled again because another writer changed a file it
@@ -237,6 +248,7 @@ pub fn ingest(
         (0..total).map(|_| None).collect();
     let next = AtomicUsize::new(0);
     let workers = options.concurrency.clamp(1, 64).min(todo.len().max(1));
+    let extract_started = Instant::now();
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..workers {
@@ -294,6 +306,7 @@ pub fn ingest(
         extractor: extractor.id(),
         ..Default::default()
     };
+    report.timings_ms.extract = extract_started.elapsed().as_secs_f64() * 1e3;
     for (i, s) in order.iter().enumerate() {
         if options.cancelled() {
             report.cancelled = true;
@@ -350,6 +363,7 @@ pub fn ingest(
             let mut sr_try = sr.clone();
             report.flagged.truncate(flagged_before);
             let facts = facts.clone();
+            let reconcile_started = Instant::now();
             let mut staged = Staged::new(engine, options.candidates)?;
             for mut fact in facts {
                 // Facts about the user stay apart per message, whichever extractor made them.
@@ -413,7 +427,11 @@ pub fn ingest(
             // Reconciliation read the store at `staged.head`; if another writer
             // changed one of these files since, redo it on the new head rather than
             // overwrite that change (a lost update).
-            match engine.write_batch_on(staged.head, files, message, Some(time)) {
+            report.timings_ms.reconcile += reconcile_started.elapsed().as_secs_f64() * 1e3;
+            let commit_started = Instant::now();
+            let written = engine.write_batch_on(staged.head, files, message, Some(time));
+            report.timings_ms.commit += commit_started.elapsed().as_secs_f64() * 1e3;
+            match written {
                 Err(gitloom_engine::EngineError::Store(gitloom_store::StoreError::Stale {
                     ..
                 })) if attempt < STALE_RETRIES => {

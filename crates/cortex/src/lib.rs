@@ -39,7 +39,8 @@ pub use extract::{
     Candidate, Dated, ExtractContext, Extractor, Fact, FactEntity, Judgement, Verdict,
 };
 pub use ingest::{
-    Flagged, IngestOptions, IngestProgress, IngestReport, IngestStage, SessionReport, ingest,
+    Flagged, IngestOptions, IngestProgress, IngestReport, IngestStage, SessionReport, StageTimes,
+    ingest,
 };
 pub use model::{EXTRACT_PROMPT, ModelExtractor, RECONCILE_PROMPT};
 pub use offline::OfflineExtractor;

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod e2e;
 pub mod engine_backend;
 pub mod gate;
 pub mod locomo;
