@@ -23,6 +23,7 @@
 
 mod answer;
 pub mod dates;
+mod dict;
 mod error;
 mod extract;
 mod ingest;

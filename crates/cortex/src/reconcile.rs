@@ -51,6 +51,16 @@ fn subject_of(m: &Memory) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The subject a key names: `user` for the user's keys, else the entity name before
+/// any `/<group>`.
+pub fn key_name(key: &str) -> &str {
+    if key == "user" || key.starts_with("user/") {
+        "user"
+    } else {
+        key.split('/').next().unwrap_or(key)
+    }
+}
+
 fn norm(s: &str) -> String {
     s.split_whitespace()
         .collect::<Vec<_>>()
@@ -160,6 +170,57 @@ impl<'e> Staged<'e> {
         Ok(None)
     }
 
+    /// A memory about `name` to link to: one this session wrote, else the newest at
+    /// HEAD whose `subject:` names it (whatever its group), else a hand-written one
+    /// whose first entity is it.
+    fn find_about(&self, name: &str) -> Result<Option<StorePath>, CortexError> {
+        let key = fold_name(name);
+        for (p, m) in &self.files {
+            if subject_of(m).as_deref().map(key_name) == Some(key.as_str()) {
+                return Ok(Some(p.clone()));
+            }
+        }
+        let mut paths: Vec<String> = self
+            .engine
+            .entity(name)?
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        let mut best: Option<(When, StorePath)> = None;
+        let mut first_entity = None;
+        for p in paths {
+            let Ok(sp) = StorePath::parse(&p) else {
+                continue;
+            };
+            let Some(m) = self.load(&sp)? else {
+                continue;
+            };
+            if subject_of(&m).as_deref().map(key_name) == Some(key.as_str()) {
+                let when = m
+                    .front
+                    .updated
+                    .or(m.front.created)
+                    .unwrap_or(When::Date(jiff::civil::date(1970, 1, 1)));
+                if best
+                    .as_ref()
+                    .is_none_or(|(w, _)| when.unix_seconds() >= w.unix_seconds())
+                {
+                    best = Some((when, sp));
+                }
+            } else if first_entity.is_none()
+                && m.front
+                    .entities
+                    .first()
+                    .is_some_and(|e| fold_name(&e.name) == key)
+            {
+                first_entity = Some(sp);
+            }
+        }
+        Ok(best.map(|(_, p)| p).or(first_entity))
+    }
+
     /// Candidates from precise retrieval (the evidence floor applies), with their
     /// per-arm raw scores.
     fn candidates(&self, query: &str) -> Result<Vec<Candidate>, CortexError> {
@@ -233,9 +294,32 @@ impl<'e> Staged<'e> {
         // Flagged references: repaired from the candidates when one names a person.
         let mut flagged = Vec::new();
         if !fact.unresolved.is_empty() {
-            let cands = self.candidates(&fact.body)?;
-            let judged = extractor.judge(&fact, &cands)?.and_then(|j| j.resolved);
-            let who = judged.or_else(|| person_among(&cands));
+            // Said before (a re-extraction): the memory already holding this fact names
+            // who it was resolved to then.
+            let before = self
+                .load(&home)?
+                .filter(|m| subject_of(m).as_deref() == Some(key.as_str()))
+                .and_then(|m| {
+                    m.front
+                        .entities
+                        .iter()
+                        .find(|e| {
+                            e.kind.as_deref() == Some("person")
+                                && !fact
+                                    .entities
+                                    .iter()
+                                    .any(|f| fold_name(&f.name) == fold_name(&e.name))
+                        })
+                        .map(|e| e.name.clone())
+                });
+            let who = match before {
+                Some(w) => Some(w),
+                None => {
+                    let cands = self.candidates(&fact.body)?;
+                    let judged = extractor.judge(&fact, &cands)?.and_then(|j| j.resolved);
+                    judged.or_else(|| person_among(&cands))
+                }
+            };
             for r in fact.unresolved.clone() {
                 flagged.push((r, who.clone()));
             }
@@ -257,7 +341,16 @@ impl<'e> Staged<'e> {
         }
 
         let name = (!fact.about_user()).then_some(fact.subject.as_str());
-        let existing = self.find_subject(name, &key, Some(&home), false)?;
+        let mut existing = self.find_subject(name, &key, Some(&home), false)?;
+        // A fact kept apart by its message that corrects what was said before ("actually
+        // Priya lives in Porto, not Lisbon") goes into the memory it corrects.
+        if existing.is_none()
+            && fact.group.is_some()
+            && let Some(n) = name
+            && says_correction(&fact.body)
+        {
+            existing = self.find_about(n)?;
+        }
         let (path, mut memory, mut verdict, is_new) = match existing {
             Some(p) => {
                 let m = self
@@ -277,17 +370,7 @@ impl<'e> Staged<'e> {
                     });
                 }
                 let mut m = m;
-                // Words people use when they fix what they said before.
-                let said = format!(" {} ", gitloom_model::fold_name(&fresh.join(" ")));
-                let corrects = [
-                    " actually ",
-                    " correction ",
-                    " user meant ",
-                    " was wrong ",
-                    " not true ",
-                ]
-                .iter()
-                .any(|c| said.contains(c));
+                let corrects = says_correction(&fresh.join(" "));
                 m.body = format!("{}\n\n{}\n", m.body.trim_end(), fresh.join(" "));
                 (
                     p,
@@ -387,7 +470,7 @@ impl<'e> Staged<'e> {
             holders.retain(|p, m| {
                 *p != path
                     && m.front.tags.iter().any(|t| t == slot)
-                    && subject_of(m).as_deref() != Some(key.as_str())
+                    && subject_of(m).as_deref().map(key_name) != Some(key_name(&key))
             });
             let replaced: BTreeSet<String> = holders
                 .values()
@@ -427,10 +510,10 @@ impl<'e> Staged<'e> {
             .skip(if fact.about_user() { 0 } else { 1 })
         {
             let ek = fold_name(&e.name);
-            if ek == key {
+            if ek == key_name(&key) {
                 continue;
             }
-            if let Some(p) = self.find_subject(Some(&e.name), &ek, None, true)?
+            if let Some(p) = self.find_about(&e.name)?
                 && p != path
             {
                 let label = e.kind.clone().unwrap_or_else(|| "mentions".into());
@@ -462,6 +545,21 @@ impl<'e> Staged<'e> {
             flagged,
         })
     }
+}
+
+/// Words people use when they fix what they said before.
+fn says_correction(text: &str) -> bool {
+    let said = format!(" {} ", fold_name(text));
+    [
+        " actually ",
+        " correction ",
+        " user meant ",
+        " was wrong ",
+        " not true ",
+        " i meant ",
+    ]
+    .iter()
+    .any(|c| said.contains(c))
 }
 
 fn split_body(body: &str) -> Vec<&str> {
@@ -523,7 +621,7 @@ fn agreeing(fact: &Fact, j: Judgement, cands: &[Candidate]) -> Option<(Verdict, 
         .entities
         .iter()
         .any(|e| names.contains(&fold_name(&EntityRef::parse(e).name)))
-        || c.subject.as_deref() == Some(fact.subject_key().as_str());
+        || c.subject.as_deref().map(key_name) == Some(key_name(&fact.subject_key()));
     let overlap = text::overlap(
         &text::content_words(&format!("{} {}", fact.title, fact.body)),
         &text::content_words(&format!("{} {}", c.title, c.snippet)),

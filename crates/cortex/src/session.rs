@@ -79,6 +79,26 @@ impl Session {
         out
     }
 
+    /// Messages facts are extracted from: what the user said, and in a conversation
+    /// between named people what each of them said (all are `user` messages; the
+    /// assistant's and the system's are not statements by a person).
+    pub fn speaking_messages(&self) -> impl Iterator<Item = (usize, &Message)> {
+        self.user_messages()
+    }
+
+    /// The named speakers of the session, in order of first appearance.
+    pub fn speakers(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (_, m) in self.user_messages() {
+            if let Some(n) = m.speaker()
+                && !out.iter().any(|o| o == n)
+            {
+                out.push(n.to_owned());
+            }
+        }
+        out
+    }
+
     /// Messages a fact may be extracted from: what the user said.
     pub fn user_messages(&self) -> impl Iterator<Item = (usize, &Message)> {
         self.messages

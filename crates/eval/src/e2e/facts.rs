@@ -17,8 +17,10 @@
 //!   memory that cites another message is not either.
 //! - **Subject purity**: over every (fact, memory) pair where the memory states the fact
 //!   (above), the share where the memory is filed under the fact's subject. A fact's
-//!   subject is its first name (a capitalised word that is not a function word, month or
-//!   weekday, with the capitalised words right after it). A memory about the user (its
+//!   subject is its first name: a capitalised word that is not a function word, month or
+//!   weekday, with the capitalised words right after it; a fact's first word counts only
+//!   if the fact list capitalises it somewhere mid-sentence too ("Rent for the flat…" is
+//!   no name, "Priya got a job…" is). A memory about the user (its
 //!   `subject:` key starts with `user/`, or it is a rule or how-to) agrees with a fact
 //!   whose subject is the persona, or that names nobody; a memory about a named subject
 //!   agrees with a fact that names it (one of its words of three letters or more). A fact
@@ -284,10 +286,26 @@ pub fn persona_of(facts: &[StatedFact]) -> Option<String> {
     counts.into_iter().max_by_key(|(_, n)| *n).map(|(w, _)| w)
 }
 
-/// The fact's subject: its first name, folded (`None`: it names nobody).
-fn subject_of_fact(text: &str) -> Option<String> {
+/// Words the fact list capitalises mid-sentence, folded: names.
+fn mid_sentence_caps(facts: &[StatedFact]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for f in facts {
+        for (i, raw) in f.text.split_whitespace().enumerate() {
+            let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+            let w = w.trim_end_matches("'s").trim_end_matches("\u{2019}s");
+            if i > 0 && w.chars().next().is_some_and(char::is_uppercase) {
+                out.insert(deunicode::deunicode(w).to_lowercase());
+            }
+        }
+    }
+    out
+}
+
+/// The fact's subject: its first name, folded (`None`: it names nobody). `names`: the
+/// words the fact list capitalises mid-sentence (a first word must be one of them).
+fn subject_of_fact(text: &str, names: &BTreeSet<String>) -> Option<String> {
     let mut run: Vec<String> = Vec::new();
-    for raw in text.split_whitespace() {
+    for (i, raw) in text.split_whitespace().enumerate() {
         let w = raw
             .trim_matches(|c: char| !c.is_alphanumeric())
             .trim_end_matches("'s")
@@ -295,7 +313,8 @@ fn subject_of_fact(text: &str) -> Option<String> {
         let folded = deunicode::deunicode(w).to_lowercase();
         let is_name = w.chars().next().is_some_and(char::is_uppercase)
             && !STOP.contains(&folded.as_str())
-            && !MONTHS_DAYS.contains(&folded.as_str());
+            && !MONTHS_DAYS.contains(&folded.as_str())
+            && (i > 0 || names.contains(&folded));
         if is_name {
             run.push(folded);
             // A possessive or a comma ends the name.
@@ -396,11 +415,14 @@ pub struct FactScores {
     pub missed: Vec<(String, String)>,
     /// Titles that do not read as titles, for reading.
     pub bad_titles: Vec<String>,
+    /// Per fact: what happened to it, for reading (`--per-query` writes them).
+    pub log: Vec<serde_json::Value>,
 }
 
 /// Scores `store` against `conv.facts`.
 pub fn score(conv: &Conversation, store: &Store) -> FactScores {
     let persona_name = persona_of(&conv.facts);
+    let names = mid_sentence_caps(&conv.facts);
     let mut persona: BTreeSet<String> = BTreeSet::new();
     persona.insert("user".into());
     if let Some(p) = &persona_name {
@@ -441,13 +463,14 @@ pub fn score(conv: &Conversation, store: &Store) -> FactScores {
             .map(|m| content(m, &persona))
             .unwrap_or_default();
         let need = (coverage(&words_of_fact, &said).min(0.75) - 0.1).max(0.0);
-        let subject = subject_of_fact(&f.text).filter(|s| {
+        let subject = subject_of_fact(&f.text, &names).filter(|s| {
             persona_name
                 .as_deref()
                 .is_none_or(|p| !words(p).iter().any(|w| s.split(' ').next() == Some(w)))
         });
         let fact_words: BTreeSet<String> = words(&f.text).into_iter().collect();
         let mut recalled = false;
+        let mut stated_in = Vec::new();
         for b in store.memories.values() {
             if !b.cites.contains(&f.message) {
                 continue;
@@ -465,7 +488,18 @@ pub fn score(conv: &Conversation, store: &Store) -> FactScores {
             if agrees {
                 out.pure_pairs += 1;
             }
+            stated_in.push(serde_json::json!({"path": b.path, "title": b.memory.front.title, "agrees": agrees}));
         }
+        let citing: Vec<&str> = store
+            .memories
+            .values()
+            .filter(|b| b.cites.contains(&f.message))
+            .map(|b| b.path.as_str())
+            .collect();
+        out.log.push(serde_json::json!({
+            "id": f.id, "fact": f.text, "message": f.message.to_string(), "subject": subject,
+            "need": need, "recalled": recalled, "stated_in": stated_in, "citing": citing,
+        }));
         if recalled {
             out.recalled += 1;
         } else {
@@ -523,6 +557,16 @@ mod tests {
 
     #[test]
     fn fact_subjects() {
+        let names: BTreeSet<String> = [
+            "dee", "bernard", "monique", "ravel", "gerard", "pontet", "noe",
+        ]
+        .map(str::to_owned)
+        .into();
+        let subject_of_fact = |t: &str| subject_of_fact(t, &names);
+        assert_eq!(
+            subject_of_fact("Rent for the flat is £1,180 a month."),
+            None
+        );
         assert_eq!(
             subject_of_fact("Dee's mum lives in Enugu."),
             Some("dee".into())

@@ -331,7 +331,26 @@ pub fn run(
         let store = build(conv, opts)?;
         asked.extend(ask(conv, &store, opts, &mut log)?);
         if !conv.facts.is_empty() {
-            fact_scores.push(facts::score(conv, &store));
+            let scores = facts::score(conv, &store);
+            if let Some(p) = &opts.per_query {
+                let path = p.with_extension("facts.jsonl");
+                let mut text = String::new();
+                for l in &scores.log {
+                    text.push_str(&l.to_string());
+                    text.push('\n');
+                }
+                for b in store.memories.values() {
+                    text.push_str(
+                        &serde_json::json!({"memory": b.path, "title": b.memory.front.title,
+                        "subject": b.memory.front.extra.get("subject"), "body": b.memory.body,
+                        "cites": b.cites.iter().map(MessageRef::to_string).collect::<Vec<_>>()})
+                        .to_string(),
+                    );
+                    text.push('\n');
+                }
+                std::fs::write(&path, text).map_err(|source| EvalError::Write { path, source })?;
+            }
+            fact_scores.push(scores);
         }
         ingests.push(report::IngestFigures::of(&store));
         if let Some(p) = opts.progress {
