@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::CortexError;
 use crate::extract::{ExtractContext, Extractor, Fact, FactEntity, Verdict};
-use crate::reconcile::Staged;
+use crate::reconcile::{RunCache, Staged};
 use crate::session::Session;
 
 /// Knobs of one ingestion run.
@@ -307,6 +307,19 @@ pub fn ingest(
         ..Default::default()
     };
     report.timings_ms.extract = extract_started.elapsed().as_secs_f64() * 1e3;
+    // Every name the facts mention, looked up once in the index as it is now; the
+    // sessions' commits then need no index sync until the end of the run.
+    let reconcile_started = Instant::now();
+    let mut cache = RunCache::default();
+    let names: Vec<String> = extracted
+        .iter()
+        .flatten()
+        .filter_map(|r| r.as_ref().ok())
+        .flatten()
+        .flat_map(|f| f.entities.iter().map(|e| e.name.clone()))
+        .collect();
+    cache.prefetch(engine, names.iter().map(String::as_str))?;
+    report.timings_ms.reconcile += reconcile_started.elapsed().as_secs_f64() * 1e3;
     for (i, s) in order.iter().enumerate() {
         if options.cancelled() {
             report.cancelled = true;
@@ -364,7 +377,7 @@ pub fn ingest(
             report.flagged.truncate(flagged_before);
             let facts = facts.clone();
             let reconcile_started = Instant::now();
-            let mut staged = Staged::new(engine, options.candidates)?;
+            let mut staged = Staged::new(engine, &mut cache, options.candidates)?;
             for mut fact in facts {
                 // Facts about the user stay apart per message, whichever extractor made them.
                 if fact.about_user() && fact.group.is_none() {
@@ -429,8 +442,15 @@ pub fn ingest(
             // overwrite that change (a lost update).
             report.timings_ms.reconcile += reconcile_started.elapsed().as_secs_f64() * 1e3;
             let commit_started = Instant::now();
-            let written = engine.write_batch_on(staged.head, files, message, Some(time));
+            // The index is synced once, after the last session (reconciliation reads
+            // what earlier sessions wrote from git and from the run's cache).
+            let written = engine.commit_batch_on(staged.head, files, message, Some(time));
             report.timings_ms.commit += commit_started.elapsed().as_secs_f64() * 1e3;
+            let written_files = std::mem::take(&mut staged.files);
+            drop(staged);
+            if written.is_ok() {
+                cache.record(&written_files);
+            }
             match written {
                 Err(gitloom_engine::EngineError::Store(gitloom_store::StoreError::Stale {
                     ..
@@ -444,10 +464,10 @@ pub fn ingest(
                 }
             }
         };
-        if outcome.commit.is_some() {
+        if outcome.is_some() {
             report.commits += 1;
         }
-        sr.commit = outcome.commit;
+        sr.commit = outcome;
         report.facts += sr.facts;
         report.new += sr.new;
         report.extended += sr.extended;
@@ -463,6 +483,11 @@ pub fn ingest(
             received: 0,
         });
         report.sessions.push(sr);
+    }
+    if report.commits > 0 {
+        let sync_started = Instant::now();
+        engine.sync()?;
+        report.timings_ms.commit += sync_started.elapsed().as_secs_f64() * 1e3;
     }
     report.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
     Ok(report)

@@ -413,6 +413,14 @@ const PERSON_CUES: &[&str] = &[
     "named",
     "name",
 ];
+/// Verbs whose subject is a person ("Léa said", "Ollie moves in").
+const PERSON_VERBS: &[&str] = &[
+    "said", "says", "told", "tells", "asked", "asks", "wants", "wanted", "thinks", "thought",
+    "reckons", "rang", "rings", "texted", "emailed", "called", "proposed", "loves", "hates",
+    "likes", "lives", "lived", "works", "worked", "teaches", "taught", "died", "passed", "married",
+    "retired", "turned", "turns", "who",
+];
+
 const PET_CUES: &[&str] = &[
     "cat", "dog", "kitten", "puppy", "pet", "hamster", "parrot", "rabbit", "horse", "bird",
 ];
@@ -649,6 +657,37 @@ impl Lexicon {
             return Some("pet".into());
         }
         if before.iter().any(|b| PERSON_CUES.contains(b)) {
+            return Some("person".into());
+        }
+        // "Dr Benslimane", "Mrs Okafor": a title makes a person.
+        let first = fold_name(name.split(' ').next().unwrap_or_default());
+        if name.contains(' ')
+            && matches!(
+                first.as_str(),
+                "dr" | "mr"
+                    | "mrs"
+                    | "ms"
+                    | "miss"
+                    | "prof"
+                    | "professor"
+                    | "madame"
+                    | "monsieur"
+                    | "frau"
+                    | "herr"
+                    | "aunty"
+                    | "auntie"
+                    | "uncle"
+                    | "sir"
+                    | "dame"
+            )
+        {
+            return Some("person".into());
+        }
+        // Verbs only people do, right after the name.
+        if lower
+            .get(end)
+            .is_some_and(|n| PERSON_VERBS.contains(&n.as_str()))
+        {
             return Some("person".into());
         }
         if lower.get(end).is_some_and(|n| {

@@ -116,6 +116,28 @@ impl Engine {
         message: String,
         time: Option<jiff::Timestamp>,
     ) -> Result<WriteOutcome> {
+        let paths = files.iter().map(|(p, _)| p.to_string()).collect();
+        let commit = self.commit_batch_on(base, files, message.clone(), time)?;
+        let sync = self.sync()?;
+        Ok(WriteOutcome {
+            commit,
+            paths,
+            message,
+            sync,
+        })
+    }
+
+    /// [`Engine::write_batch_on`] without the index sync: the commit is in git, and
+    /// the index catches up at the next read (or an explicit [`Engine::sync`]). For a
+    /// writer making many commits in a row (ingestion, one per session) that reads
+    /// nothing from the index in between, so it syncs once at the end.
+    pub fn commit_batch_on(
+        &self,
+        base: Option<gitloom_store::ObjectId>,
+        files: Vec<(StorePath, Option<Vec<u8>>)>,
+        message: String,
+        time: Option<jiff::Timestamp>,
+    ) -> Result<Option<String>> {
         let now = time.unwrap_or_else(jiff::Timestamp::now);
         let mut errors = Vec::new();
         let mut changes = Vec::with_capacity(files.len());
@@ -131,22 +153,15 @@ impl Engine {
         if !errors.is_empty() {
             return Err(EngineError::Invalid(errors));
         }
-        let paths = changes.iter().map(|(p, _)| p.to_string()).collect();
         let batch = Batch {
             changes,
-            message: message.clone(),
+            message,
             time,
             allow_dirty_overwrite: false,
             base,
         };
         let outcome = self.store.commit(&batch)?;
-        let sync = self.sync()?;
-        Ok(WriteOutcome {
-            commit: outcome.map(|o| o.commit.to_string()),
-            paths,
-            message,
-            sync,
-        })
+        Ok(outcome.map(|o| o.commit.to_string()))
     }
 
     /// Imports every `*.md` below `src` (paths relative to it) as one commit.

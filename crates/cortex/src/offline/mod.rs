@@ -166,12 +166,31 @@ impl Extractor for OfflineExtractor {
                 _ => None,
             };
             let first_unit = units.len();
-            for sentence in text::sentences(&m.content) {
-                for clause in speech::clauses(&speech::clean(&sentence)) {
-                    let act = speech::act(&clause, addressed);
-                    if matches!(act, Act::Chatter | Act::Question | Act::Request) {
-                        continue;
-                    }
+            let clauses: Vec<String> = text::sentences(&m.content)
+                .iter()
+                .flat_map(|s| speech::clauses(&speech::clean(s)))
+                .collect();
+            // A short lead-in ("Sad news from Kerry.", "Big news:") goes with the
+            // statement after it rather than standing alone.
+            let mut lead_in: Option<(String, String)> = None;
+            for (ci, clause) in clauses.iter().enumerate() {
+                let clause = clause.clone();
+                let act = speech::act(&clause, addressed);
+                if matches!(act, Act::Chatter | Act::Question | Act::Request) {
+                    continue;
+                }
+                let short = gitloom_model::text::words(&clause).len() <= 4
+                    && !clause.contains(|c: char| c.is_ascii_digit())
+                    && act == Act::Statement
+                    && ci + 1 < clauses.len();
+                if short && lead_in.is_none() {
+                    let said =
+                        subject::third_person(&clause, &speaker, other.as_deref(), addressed);
+                    let (resolved, _) = dates::resolve(&said, anchor);
+                    lead_in = Some((clause.clone(), capitalise(&resolved)));
+                    continue;
+                }
+                {
                     let spots = dedup_spots(lex.spot(&clause));
                     if spots
                         .iter()
@@ -275,6 +294,10 @@ impl Extractor for OfflineExtractor {
                             u.unresolved.push(w.norm.clone());
                         }
                     }
+                    if let Some((raw, said)) = lead_in.take() {
+                        u.sentences.push(said);
+                        u.raw.push(raw);
+                    }
                     u.sentences.push(resolved);
                     u.raw.push(clause.clone());
                     carry = Some(u.subject.clone());
@@ -294,6 +317,16 @@ impl Extractor for OfflineExtractor {
                 u.unresolved.clone()
             };
             facts.push(build_fact(u, unresolved, ctx, session));
+        }
+        // Two memories of one message about one subject and topic are kept apart by
+        // their order in it: each has a home of its own, found again on re-extraction.
+        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for f in &mut facts {
+            let n = seen.entry(f.subject_key()).or_default();
+            if *n > 0 {
+                f.group = f.group.take().map(|g| format!("{g}/{n}"));
+            }
+            *n += 1;
         }
         Ok(facts)
     }
@@ -491,7 +524,13 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
         };
         entities.insert(0, e);
     }
-    let title = title::title(&u.sentences[0]);
+    // Titled by its first statement, not by a lead-in ("Sad news from Kerry.").
+    let first = u
+        .sentences
+        .iter()
+        .find(|s| gitloom_model::text::words(s).len() > 4)
+        .unwrap_or(&u.sentences[0]);
+    let title = title::title(first);
     let cues = cues::cues(&cues::CueInput {
         subject: &subject,
         subject_kind: subject_kind.as_deref(),
