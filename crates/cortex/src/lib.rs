@@ -49,4 +49,4 @@ pub use session::{Message, Session, parse_sessions};
 
 /// Version of the prompts and offline rules; written into each memory's
 /// `extractor` key so a later re-extraction can tell what produced a file.
-pub const EXTRACTOR_VERSION: &str = "1";
+pub const EXTRACTOR_VERSION: &str = "2";

@@ -35,21 +35,26 @@ fn nullable(t: &str) -> Value {
 /// below would refuse anyway (message indexes, date forms, cue counts), so a server
 /// that turns the schema into a grammar (llama.cpp) makes even a small model answer
 /// within it.
-fn fact_schema(messages: usize) -> Value {
+fn fact_schema(messages: usize, statements: usize) -> Value {
     let s = json!({"type": "string"});
-    let date = json!({"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"});
+    let date = json!({"type": "string",
+        "pattern": "^(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"});
+    // One line that is not blank; a topic as the store's paths take it.
+    let line = json!({"type": "string", "pattern": "^\\S.*$"});
+    let topic = json!({"type": "string", "pattern": "^[a-z][a-z0-9-]*(/[a-z][a-z0-9-]*)?$"});
     let nullable_date = json!({"anyOf": [date, {"type": "null"}]});
     json!({
         "type": "object",
         "additionalProperties": false,
         "required": ["facts"],
-        "properties": {"facts": {"type": "array", "items": {
+        // A bound on how many facts, so a small model that repeats itself stops.
+        "properties": {"facts": {"type": "array", "maxItems": (statements * 4).clamp(4, 40), "items": {
             "type": "object",
             "additionalProperties": false,
             "required": ["subject", "tier", "topic", "title", "body", "entities", "cues", "slot", "ends_slot",
                          "valid_from", "valid_to", "timeline", "confidence", "messages", "unresolved"],
             "properties": {
-                "subject": s, "topic": s, "title": s, "body": s,
+                "subject": line, "topic": topic, "title": line, "body": line,
                 "tier": {"type": "string", "enum": ["facts", "incidents", "rules", "skills"]},
                 "entities": {"type": "array", "items": {"type": "object", "additionalProperties": false,
                     "required": ["name", "kind"], "properties": {"name": s, "kind": nullable("string")}}},
@@ -142,14 +147,15 @@ impl Extractor for ModelExtractor {
                 .join(", ")
         );
         for (i, m) in session.messages.iter().enumerate() {
-            user.push_str(&format!("[m{i}] {}: {}\n", m.role, m.content));
+            let who = m.speaker().map(|n| format!(" {n}")).unwrap_or_default();
+            user.push_str(&format!("[m{i}] {}{who}: {}\n", m.role, m.content));
         }
         let msgs = [ChatMessage::system(EXTRACT_PROMPT), ChatMessage::user(user)];
         let n = session.messages.len();
         let out: Facts = self.client.complete_json_with(
             &msgs,
             "facts",
-            &fact_schema(n),
+            &fact_schema(n, session.user_messages().count()),
             |f: &Facts| check_facts(f, n),
             received,
         )?;

@@ -71,7 +71,12 @@ fn split_lower(s: &str) -> Vec<&str> {
             while k < chars.len() && chars[k].1.is_whitespace() {
                 k += 1;
             }
-            let next_lower = k < chars.len() && chars[k].1.is_lowercase();
+            // UAX #29 already ends a sentence before a capital; chat starts the next
+            // one in lower case, with a number or an amount just as often.
+            let next_lower = k < chars.len()
+                && (chars[k].1.is_lowercase()
+                    || chars[k].1.is_ascii_digit()
+                    || matches!(chars[k].1, '£' | '$' | '€' | '#' | '@' | '('));
             // Not "2.5", not "e.g." (no whitespace), and something before it.
             if ws && next_lower && at > from {
                 let end = chars.get(k).map_or(s.len(), |(b, _)| *b);

@@ -26,7 +26,14 @@ pub struct CueInput<'a> {
     pub tier: Tier,
     pub sentences: &'a [String],
     pub employer: bool,
+    /// The question the memory answers, as the one before asked it.
+    pub asked: Option<&'a str>,
 }
+
+static OCCUPATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:is|'s|was|works as|worked as|job as|trained as)\s+(?:a|an)\s+[a-z]")
+        .expect("valid occupation pattern")
+});
 
 static MONEY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)[£$€¥]\s?\d[\d,.]*k?|\b\d[\d,.]*\s?(?:k\b)?\s*(?:euros?|pounds?|dollars?|quid|eur|gbp|usd|cad)\b")
@@ -176,9 +183,26 @@ pub fn cues(i: &CueInput) -> Vec<String> {
             push(c.to_owned(), &mut out);
         }
     }
+    if let Some(q) = i.asked {
+        // Asked to the speaker: "you" is them.
+        let q = q
+            .replace("you're", "I am")
+            .replace("your", "my")
+            .replace("you", "I")
+            .trim_end_matches('?')
+            .to_lowercase();
+        push(q, &mut out);
+    }
     for s in i.sentences.iter().take(2) {
         if let Some(q) = question(s, i.named_speaker) {
             push(q, &mut out);
+        }
+    }
+    if i.sentences.iter().take(2).any(|s| OCCUPATION.is_match(s)) {
+        if i.about_speaker && !i.named_speaker {
+            push("what do I do for a living".to_owned(), &mut out);
+        } else {
+            push(format!("what does {} do for a living", i.subject), &mut out);
         }
     }
     if !i.about_speaker || i.named_speaker {

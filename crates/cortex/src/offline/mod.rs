@@ -105,6 +105,10 @@ struct Unit {
     sentences: Vec<String>,
     /// As said (cleaned), for topics and tiers.
     raw: Vec<String>,
+    /// Sentences at the start that only lead in to the first statement.
+    lead: usize,
+    /// The question this unit answers (the message before asked it).
+    answers: Option<String>,
     entities: Vec<FactEntity>,
     dates: Vec<(Found, String)>,
     unresolved: Vec<String>,
@@ -166,6 +170,13 @@ impl Extractor for OfflineExtractor {
                 _ => None,
             };
             let first_unit = units.len();
+            // What the message before asked, if this message answers it ("What did
+            // it fail on?" → "corroded brake pipes, …"): a reply means little alone.
+            let asked = mi
+                .checked_sub(1)
+                .and_then(|p| session.messages.get(p))
+                .filter(|p| p.speaker() != m.speaker() || p.role != m.role)
+                .and_then(|p| last_question(&p.content));
             let clauses: Vec<String> = text::sentences(&m.content)
                 .iter()
                 .flat_map(|s| speech::clauses(&speech::clean(s)))
@@ -179,10 +190,14 @@ impl Extractor for OfflineExtractor {
                 if matches!(act, Act::Chatter | Act::Question | Act::Request) {
                     continue;
                 }
-                let short = gitloom_model::text::words(&clause).len() <= 4
+                let ws = gitloom_model::text::words(&clause);
+                let short = ws.len() <= 4
                     && !clause.contains(|c: char| c.is_ascii_digit())
                     && act == Act::Statement
-                    && ci + 1 < clauses.len();
+                    && ci + 1 < clauses.len()
+                    && ws
+                        .first()
+                        .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()));
                 if short && lead_in.is_none() {
                     let said =
                         subject::third_person(&clause, &speaker, other.as_deref(), addressed);
@@ -209,7 +224,8 @@ impl Extractor for OfflineExtractor {
                         subject::of(
                             &clause,
                             &spots,
-                            this_message.as_ref().or(carry.as_ref()),
+                            this_message.as_ref(),
+                            carry.as_ref(),
                             last_person.as_ref(),
                             &speaker,
                         )
@@ -227,6 +243,23 @@ impl Extractor for OfflineExtractor {
                     let (resolved, found) = dates::resolve(&said, anchor);
                     let resolved = capitalise(&resolved);
                     let topic = topics::topic_of(&without_names(&clause, &spots)).map(|(t, _)| t);
+                    // A sentence with no subject that turns to another topic ("Rent is
+                    // $2,650" after the dog's diet) is the speaker's, not the dog's. Only
+                    // after a person or pet: steps or notes about a thing go on about it.
+                    let subj = match (&subj, units[first_unit..].last()) {
+                        (Subject::Entity(e), Some(last))
+                            if !opens
+                                && matches!(e.kind.as_deref(), Some("person" | "pet"))
+                                && act == Act::Statement
+                                && last.subject == subj
+                                && topic.is_some()
+                                && last.topic.is_some()
+                                && last.topic != topic =>
+                        {
+                            Subject::Speaker
+                        }
+                        _ => subj,
+                    };
                     let mut target =
                         place(&units[first_unit..], &subj, act, opens).map(|i| i + first_unit);
                     // "I accepted an offer from Initech. I start on 1 December": the
@@ -240,6 +273,8 @@ impl Extractor for OfflineExtractor {
                     {
                         target = Some(i);
                     }
+                    let first_of_message =
+                        target.map_or(units.len() == first_unit, |i| i == first_unit);
                     let u = match target {
                         Some(i) => &mut units[i],
                         None => {
@@ -251,6 +286,8 @@ impl Extractor for OfflineExtractor {
                                 topic,
                                 sentences: Vec::new(),
                                 raw: Vec::new(),
+                                lead: 0,
+                                answers: None,
                                 entities: Vec::new(),
                                 dates: Vec::new(),
                                 unresolved: Vec::new(),
@@ -295,9 +332,25 @@ impl Extractor for OfflineExtractor {
                         }
                     }
                     if let Some((raw, said)) = lead_in.take() {
+                        if u.sentences.is_empty() {
+                            u.lead += 1;
+                        }
                         u.sentences.push(said);
                         u.raw.push(raw);
                     }
+                    // The first thing said in reply, with no subject of its own, is
+                    // an answer to the question before.
+                    if u.sentences.is_empty() && !opens && first_of_message {
+                        u.answers = asked.clone();
+                    }
+                    let resolved = match &u.subject {
+                        Subject::Entity(e)
+                            if matches!(e.kind.as_deref(), Some("person" | "pet")) =>
+                        {
+                            subject::name_pronoun(&resolved, &e.name)
+                        }
+                        _ => resolved,
+                    };
                     u.sentences.push(resolved);
                     u.raw.push(clause.clone());
                     carry = Some(u.subject.clone());
@@ -454,9 +507,19 @@ fn has_word(text: &str, list: &[&str]) -> bool {
         .any(|w| list.contains(&w.norm.as_str()))
 }
 
+/// The last question a message asks, if it ends by asking one.
+fn last_question(text: &str) -> Option<String> {
+    let last = text::sentences(text).pop()?;
+    let q = last.trim();
+    (q.ends_with('?') && gitloom_model::text::words(q).len() >= 2).then(|| q.to_owned())
+}
+
 fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &Session) -> Fact {
     let raw = u.text();
-    let body = u.sentences.join(" ");
+    let mut body = u.sentences.join(" ");
+    if let Some(q) = &u.answers {
+        body = format!("In answer to \"{q}\": {body}");
+    }
     let steps = raw.matches(['\n', ';']).count() >= 2
         || raw.contains(':') && raw.matches(',').count() >= 3
         || raw
@@ -525,11 +588,7 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
         entities.insert(0, e);
     }
     // Titled by its first statement, not by a lead-in ("Sad news from Kerry.").
-    let first = u
-        .sentences
-        .iter()
-        .find(|s| gitloom_model::text::words(s).len() > 4)
-        .unwrap_or(&u.sentences[0]);
+    let first = u.sentences.get(u.lead).unwrap_or(&u.sentences[0]);
     let title = title::title(first);
     let cues = cues::cues(&cues::CueInput {
         subject: &subject,
@@ -540,6 +599,7 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
         tier,
         sentences: &u.sentences,
         employer: u.employer_start || u.employer_end,
+        asked: u.answers.as_deref(),
     });
     let mut timeline: Vec<Dated> = u
         .dates

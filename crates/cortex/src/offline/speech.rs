@@ -358,14 +358,12 @@ pub fn clauses(sentence: &str) -> Vec<String> {
         // "no hot water since sunday, priya's boiling kettles": after a comma, a word
         // with a verb joined to it ('s, 'll, 'd, 're) starts a clause.
         let comma_clause = gap.contains(',')
-            && matches!(
-                w.clitic.as_deref(),
-                Some("s" | "ll" | "d" | "re" | "ve" | "m")
-            )
-            && !matches!(
-                w.norm.as_str(),
-                "it" | "that" | "what" | "there" | "here" | "let"
-            );
+            && (matches!(w.clitic.as_deref(), Some("s" | "ll" | "d" | "re" | "ve" | "m"))
+                && !matches!(w.norm.as_str(), "it" | "that" | "what" | "there" | "here" | "let")
+                // ", he teaches chemistry": a person pronoun with a verb after it.
+                || matches!(w.norm.as_str(), "he" | "she" | "they" | "we" | "i")
+                    && w.clitic.is_none()
+                    && ws.get(i + 1).is_some_and(|n| n.norm.len() > 2));
         let semicolon = i > 0 && (gap.contains([';', '—']) || comma_clause);
         if !(joins || semicolon) || i < 3 || ws.len() - i < 3 {
             continue;
@@ -488,7 +486,15 @@ pub fn act(sentence: &str, addressed: bool) -> Act {
     if addressed && rule_open {
         return Act::Rule;
     }
+    // A subject of its own ("work news: i'm switching teams") makes it a statement.
+    let speaks_of_self = norms.iter().any(|n| {
+        matches!(
+            n.as_str(),
+            "i" | "i'm" | "i've" | "i'll" | "i'd" | "we" | "we're" | "we've" | "we'll" | "my"
+        )
+    });
     let request_open = addressed
+        && !speaks_of_self
         && (REQUEST_VERBS.contains(&first)
             || (matches!(first, "can" | "could" | "would" | "will") && has("you"))
             || (first == "let's" || (first == "let" && norms.get(1).is_some_and(|n| n == "me"))));
@@ -541,6 +547,13 @@ mod tests {
             vec!["i'm on nights wed and thurs", "priya's letting him in"]
         );
         assert_eq!(
+            clauses("we've been together since 2019, he teaches high school chemistry"),
+            vec![
+                "we've been together since 2019",
+                "he teaches high school chemistry"
+            ]
+        );
+        assert_eq!(
             clauses("we went to sintra and had lunch there"),
             vec!["we went to sintra and had lunch there"]
         );
@@ -561,6 +574,7 @@ mod tests {
             Act::Rule
         );
         assert_eq!(act("help me draft the postmortem", true), Act::Request);
+        assert_eq!(act("work news: i'm switching teams.", true), Act::Statement);
         assert_eq!(act("can you make me a revision plan?", true), Act::Request);
         assert_eq!(
             act("what time did i say the movers come?", true),

@@ -171,6 +171,11 @@ const RELATION_HEADS: &[&str] = &[
     "ex",
 ];
 
+/// True for a personal pronoun (with its clitic: `i'm`, `she's`).
+pub fn is_pronoun(w: &str) -> bool {
+    FIRST_PERSON.contains(&w) || THIRD_PERSON.contains(&w) || matches!(w, "you" | "you're" | "your")
+}
+
 /// The subject of `clause`, and whether the clause names it (`true`) or goes on about
 /// the one before (`false`: "she lives in Dublin", "the pills are…"). `before`: the
 /// subject of the sentence before it (in this message, else the last one).
@@ -178,9 +183,13 @@ pub fn of(
     clause: &str,
     spots: &[Spotted],
     before: Option<&Subject>,
+    earlier: Option<&Subject>,
     person: Option<&Spotted>,
     speaker: &Speaker,
 ) -> (Subject, bool) {
+    // A pronoun may point back into an earlier message ("he" is still Arjun); a
+    // sentence with no subject at all goes on about this message's subject only.
+    let pointed = before.or(earlier);
     let ws = words(clause);
     let name_at = |i: usize| spots.iter().find(|s| s.at == i);
     // Word index in `words` → word index in whitespace tokens (what Spotted counts).
@@ -215,14 +224,14 @@ pub fn of(
         if THIRD_PERSON.contains(&n.as_str()) {
             // "he", "she": the last person named, if the subject before is not one.
             let personal = matches!(w.norm.as_str(), "he" | "she" | "his" | "her" | "him");
-            let before_is_person = matches!(before, Some(Subject::Entity(e)) if matches!(e.kind.as_deref(), Some("person" | "pet")));
+            let before_is_person = matches!(pointed, Some(Subject::Entity(e)) if matches!(e.kind.as_deref(), Some("person" | "pet")));
             if personal
                 && !before_is_person
                 && let Some(p) = person
             {
                 return (Subject::Entity(p.clone()), false);
             }
-            return (before.cloned().unwrap_or(Subject::Speaker), false);
+            return (pointed.cloned().unwrap_or(Subject::Speaker), false);
         }
         if !LEAD_IN.contains(&w.norm.as_str()) && !w.norm.chars().all(|c| c.is_ascii_digit()) {
             break;
@@ -232,6 +241,21 @@ pub fn of(
     // No subject up front ("the pills are…", "there are 46 plots"): the sentence goes on
     // about whatever the one before was about.
     (before.cloned().unwrap_or(Subject::Speaker), false)
+}
+
+/// A sentence about a person that opens with a pronoun, with their name instead
+/// ("She's been User's ward manager…" → "Bernadette Quayle's been…").
+pub fn name_pronoun(sentence: &str, name: &str) -> String {
+    let ws = words(sentence);
+    let Some(first) = ws.first() else {
+        return sentence.to_owned();
+    };
+    if !matches!(first.norm.as_str(), "he" | "she") || first.start > 2 {
+        return sentence.to_owned();
+    }
+    let end = first.end();
+    let rest = &sentence[end..];
+    format!("{}{name}{rest}", &sentence[..first.start])
 }
 
 /// For each word of `ws`, the index of the whitespace token it sits in.
@@ -309,8 +333,9 @@ mod tests {
     #[test]
     fn subjects() {
         let me = Speaker::User;
-        let of =
-            |c: &str, s: &[Spotted], b: Option<&Subject>, me: &Speaker| of(c, s, b, None, me).0;
+        let of = |c: &str, s: &[Spotted], b: Option<&Subject>, me: &Speaker| {
+            of(c, s, b, None, None, me).0
+        };
         assert_eq!(of("i'm 29 and a nurse", &[], None, &me), Subject::Speaker);
         let c = spot("Clodagh", 2);
         assert_eq!(
@@ -344,6 +369,7 @@ mod tests {
                 "he's been in Kyoto since 2023",
                 &[],
                 Some(&Subject::Speaker),
+                None,
                 Some(&arjun),
                 &me
             )
