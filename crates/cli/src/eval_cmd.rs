@@ -308,7 +308,39 @@ fn save(common: &EvalArgs, report: &Report) -> Result<()> {
     Ok(())
 }
 
-/// The fast gate CI runs: the probe and LoCoMo conv-26, compared with the baseline.
+/// The probe personas end to end (`e2e_probe-sre`, …): each store built by the
+/// offline extractor from the persona's conversations, hits scored by the messages
+/// they cite, facts scored on its facts.jsonl.
+fn gate_e2e(data: &Path, engine: &EngineOptions) -> Result<Vec<(String, serde_json::Value)>> {
+    let mut out = Vec::new();
+    for dir in gitloom_eval::e2e::persona_dirs(data)? {
+        let conv = gitloom_eval::e2e::data::persona(&dir)?;
+        let opts = gitloom_eval::e2e::E2eOptions {
+            limit: 10,
+            concurrency: 1,
+            extractor: gitloom_eval::e2e::ExtractorChoice::Offline,
+            engine: engine.clone(),
+            only: None,
+            per_query: None,
+            progress: None,
+            build: gitloom_engine::BUILD.to_owned(),
+        };
+        let name = format!("e2e_{}", conv.id);
+        let report = gitloom_eval::e2e::run(&conv.id.clone(), vec![conv], &opts)
+            .with_context(|| format!("gate: {name} run failed"))?;
+        out.push((name, report.to_json()));
+    }
+    if out.is_empty() {
+        bail!(
+            "gate: no probe persona (probe-*/ with sessions.json and facts.jsonl) in {}",
+            data.display()
+        );
+    }
+    Ok(out)
+}
+
+/// The fast gate CI runs: the probe and LoCoMo conv-26 (read path) and the probe
+/// personas end to end, compared with the baseline.
 fn gate(
     baseline: &Path,
     data: &Path,
@@ -324,7 +356,7 @@ fn gate(
         ..RunOptions::default()
     };
     let probe_dir = data.join("probe");
-    let mut backend = EngineBackend::with_options(options);
+    let mut backend = EngineBackend::with_options(options.clone());
     let probe = gitloom_eval::run_probe(
         &mut backend,
         &probe_dir,
@@ -338,27 +370,36 @@ fn gate(
         &opts(Some(vec!["conv-26".into()])),
     )
     .context("gate: LoCoMo conv-26 run failed")?;
-    let sections = [
-        ("probe", probe.to_json()),
-        ("locomo_conv26", locomo.to_json()),
+    let mut sections = vec![
+        ("probe".to_owned(), probe.to_json()),
+        ("locomo_conv26".to_owned(), locomo.to_json()),
     ];
+    sections.extend(gate_e2e(data, &options)?);
     if update {
         for (name, report) in &sections {
             gitloom_eval::write_baseline(baseline, name, report)?;
         }
+        let names: Vec<&str> = sections.iter().map(|(n, _)| n.as_str()).collect();
         eprintln!(
-            "baseline {} updated (probe, locomo_conv26)",
-            baseline.display()
+            "baseline {} updated ({})",
+            baseline.display(),
+            names.join(", ")
         );
         return Ok(());
     }
-    let cfg = GateConfig::default();
+    let mut cfg = GateConfig::default();
+    // End to end: ingestion's counts and timings are for reading, not gating; fewer
+    // false abstentions and a smaller catch-all share are better.
+    cfg.ignore
+        .extend(["ingest", "counts", "examples"].map(str::to_owned));
+    cfg.lower_is_better
+        .extend(["false_abstentions", "catch_all_share"].map(str::to_owned));
     let mut failed = Vec::new();
     let mut summary = serde_json::Map::new();
     for (name, report) in &sections {
         let regressions = gitloom_eval::check_baseline(baseline, name, report, &cfg)?;
         summary.insert(
-            (*name).to_owned(),
+            name.clone(),
             serde_json::json!({"regressions": regressions.len()}),
         );
         if regressions.is_empty() {
@@ -370,7 +411,7 @@ fn gate(
                 baseline.display(),
                 gitloom_eval::format_regressions(&regressions)
             );
-            failed.push(*name);
+            failed.push(name.as_str());
         }
     }
     if json {

@@ -14,6 +14,14 @@ fn shared_data() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
     let data = shared.join("data");
+    // Under CI missing data is a failure, not a skip (as gitloom_eval::data_root does;
+    // that crate depends on this one, so the rule is repeated here).
+    if !data.is_dir() && std::env::var_os("CI").is_some() {
+        panic!(
+            "CI is set and the shared data is missing: {} (set GITLOOM_SHARED)",
+            data.display()
+        );
+    }
     data.is_dir().then_some(data)
 }
 
