@@ -39,8 +39,9 @@ fn fact_schema(messages: usize, statements: usize) -> Value {
     let s = json!({"type": "string"});
     let date = json!({"type": "string",
         "pattern": "^(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"});
-    // One line that is not blank; a topic as the store's paths take it.
-    let line = json!({"type": "string", "pattern": "^\\S.*$"});
+    // Not blank (minLength, not a `\S` pattern: llama.cpp's schema-to-grammar does
+    // not take `\S` and would accept any string); a topic as the store's paths take it.
+    let line = json!({"type": "string", "minLength": 1});
     let topic = json!({"type": "string", "pattern": "^[a-z][a-z0-9-]*(/[a-z][a-z0-9-]*)?$"});
     let nullable_date = json!({"anyOf": [date, {"type": "null"}]});
     json!({
