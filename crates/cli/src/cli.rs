@@ -292,4 +292,35 @@ pub struct EvalArgs {
     /// The baseline file for --save-baseline.
     #[arg(long, default_value = "eval/baseline.json")]
     pub baseline_file: PathBuf,
+    /// How the store is built: `read` loads the data set's memory files as they are
+    /// (the read path alone); `ingest` builds it with the product's ingestion from the
+    /// conversations and scores hits by the messages they cite (for the probe, CORPUS
+    /// is a persona folder with sessions.json and gold_messages: probe-sre, …).
+    #[arg(long, value_enum, default_value_t = Via::Read)]
+    pub via: Via,
+    /// With --via ingest: extract with the model at this OpenAI-compatible endpoint
+    /// (default: the offline extractor).
+    #[arg(long)]
+    pub llm_url: Option<String>,
+    /// Model name sent to --llm-url.
+    #[arg(long, default_value = "gpt-4o-mini")]
+    pub llm_model: String,
+    /// Environment variable holding the endpoint's API key.
+    #[arg(long, default_value = "OPENAI_API_KEY")]
+    pub llm_key_env: String,
+    /// Seconds one model request may take.
+    #[arg(long, default_value_t = gitloom_cortex::llm::DEFAULT_TIMEOUT_SECS)]
+    pub llm_timeout: u64,
+    /// Sessions extracted at once (default: 1 for a model on this machine, else 4).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+}
+
+/// How an evaluation builds its store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Via {
+    /// The data set's memory files, as they are.
+    Read,
+    /// The product's ingestion, from the conversations.
+    Ingest,
 }

@@ -103,7 +103,143 @@ fn eval_options(cli: &Cli) -> Result<EngineOptions> {
     Ok(options)
 }
 
+/// `--via ingest`: the store is built by ingestion and hits are scored by the
+/// messages they cite (gitloom_eval::e2e).
+fn run_e2e(cmd: &EvalCommand, cli: &Cli, engine: EngineOptions) -> Result<()> {
+    let (name, common) = match cmd {
+        EvalCommand::Probe { common, .. } => ("probe", common),
+        EvalCommand::Locomo { common, .. } => ("locomo", common),
+        EvalCommand::Longmemeval { common, .. } => ("longmemeval", common),
+        EvalCommand::Gate { .. } | EvalCommand::Suite { .. } => {
+            bail!("--via ingest is for probe, locomo and longmemeval")
+        }
+    };
+    let config = crate::ingest_cmd::chat_config(
+        common.llm_url.as_deref(),
+        &common.llm_model,
+        &common.llm_key_env,
+        common.llm_timeout,
+    )?;
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} conversations ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(format!("{name} via ingest"));
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let only = (!common.only.is_empty()).then(|| common.only.clone());
+    let opts = gitloom_eval::e2e::E2eOptions {
+        limit: common.limit,
+        concurrency: crate::ingest_cmd::concurrency(common.concurrency, config.as_ref()),
+        extractor: match config {
+            Some(c) => gitloom_eval::e2e::ExtractorChoice::Model(c),
+            None => gitloom_eval::e2e::ExtractorChoice::Offline,
+        },
+        engine,
+        only: only.clone(),
+        per_query: common.per_query.clone(),
+        progress: Some(&progress),
+        build: gitloom_engine::BUILD.to_owned(),
+    };
+    let (dataset, convs) = match cmd {
+        EvalCommand::Probe { corpus, .. } => {
+            let conv = gitloom_eval::e2e::data::persona(corpus)?;
+            (conv.id.clone(), vec![conv])
+        }
+        EvalCommand::Locomo { file, .. } => (
+            "locomo".to_owned(),
+            gitloom_eval::e2e::data::locomo(file, only.as_deref())?,
+        ),
+        EvalCommand::Longmemeval { file, .. } => (
+            "longmemeval".to_owned(),
+            gitloom_eval::e2e::data::longmemeval(file, only.as_deref())?,
+        ),
+        EvalCommand::Gate { .. } | EvalCommand::Suite { .. } => {
+            bail!("--via ingest is for probe, locomo and longmemeval")
+        }
+    };
+    let report = gitloom_eval::e2e::run(&dataset, convs, &opts)?;
+    bar.finish_and_clear();
+    let value = report.to_json();
+    if let Some(section) = &common.save_baseline {
+        gitloom_eval::write_baseline(&common.baseline_file, section, &value)?;
+        eprintln!("saved as {section:?} in {}", common.baseline_file.display());
+    }
+    if cli.json {
+        return crate::print_json(&value);
+    }
+    print_e2e(&report)
+}
+
+fn print_e2e(r: &gitloom_eval::e2e::E2eReport) -> Result<()> {
+    let a = &r.all;
+    outln!(
+        "{} via ingest ({}): {} questions ({} answerable, {} unanswerable, {} skipped)",
+        r.dataset,
+        r.extractor,
+        a.questions,
+        a.answerable,
+        a.unanswerable,
+        r.skipped
+    )?;
+    for (level, h) in [("message", &a.message), ("session", &a.session)] {
+        outln!(
+            "  {level:<8} hit@1 {:.3}  hit@5 {:.3}  hit@10 {:.3}  mrr {:.3}  ({} scored)",
+            h.hit_at_1,
+            h.hit_at_5,
+            h.hit_at_10,
+            h.mrr,
+            h.scored
+        )?;
+    }
+    outln!(
+        "  false abstentions {}  abstention f1 {:.3}",
+        a.false_abstentions,
+        a.abstention.f1
+    )?;
+    if let Some(f) = &r.facts {
+        outln!(
+            "  facts: recall {:.3} ({}/{})  subject purity {:.3}  catch-all {:.3}  titles {:.3}  ({} memories)",
+            f.fact_recall,
+            f.counts.recalled,
+            f.counts.facts,
+            f.subject_purity,
+            f.catch_all_share,
+            f.title_share,
+            f.counts.memories
+        )?;
+    }
+    let i = &r.ingest;
+    outln!(
+        "  ingest: {} sessions, {} turns, {} memories, {:.0} ms ({:.0} turns/s){}",
+        i.counts.sessions,
+        i.counts.turns,
+        i.counts.memories,
+        i.counts.elapsed_ms,
+        i.timings_ms.get("turns_per_s").copied().unwrap_or_default(),
+        if i.counts.failed_sessions > 0 {
+            format!(", {} sessions failed", i.counts.failed_sessions)
+        } else {
+            String::new()
+        }
+    )?;
+    Ok(())
+}
+
 pub fn run(cmd: &EvalCommand, cli: &Cli) -> Result<()> {
+    let via_ingest = match cmd {
+        EvalCommand::Probe { common, .. }
+        | EvalCommand::Locomo { common, .. }
+        | EvalCommand::Longmemeval { common, .. } => common.via == crate::cli::Via::Ingest,
+        EvalCommand::Gate { .. } | EvalCommand::Suite { .. } => false,
+    };
+    if via_ingest {
+        return run_e2e(cmd, cli, eval_options(cli)?);
+    }
     let json = cli.json;
     let bar = bar();
     let progress = gitloom_eval::run::bar_progress(&bar);
@@ -198,8 +334,39 @@ fn save(common: &EvalArgs, report: &Report) -> Result<()> {
     Ok(())
 }
 
-/// The fast gate CI runs: every probe persona and LoCoMo conv-26, compared with the
-/// baseline.
+/// The probe personas end to end (`e2e_probe-sre`, …): each store built by the
+/// offline extractor from the persona's conversations, hits scored by the messages
+/// they cite, facts scored on its facts.jsonl.
+fn gate_e2e(data: &Path, engine: &EngineOptions) -> Result<Vec<(String, serde_json::Value)>> {
+    let mut out = Vec::new();
+    for dir in gitloom_eval::e2e::persona_dirs(data)? {
+        let conv = gitloom_eval::e2e::data::persona(&dir)?;
+        let opts = gitloom_eval::e2e::E2eOptions {
+            limit: 10,
+            concurrency: 1,
+            extractor: gitloom_eval::e2e::ExtractorChoice::Offline,
+            engine: engine.clone(),
+            only: None,
+            per_query: None,
+            progress: None,
+            build: gitloom_engine::BUILD.to_owned(),
+        };
+        let name = format!("e2e_{}", conv.id);
+        let report = gitloom_eval::e2e::run(&conv.id.clone(), vec![conv], &opts)
+            .with_context(|| format!("gate: {name} run failed"))?;
+        out.push((name, report.to_json()));
+    }
+    if out.is_empty() {
+        bail!(
+            "gate: no probe persona (probe-*/ with sessions.json and facts.jsonl) in {}",
+            data.display()
+        );
+    }
+    Ok(out)
+}
+
+/// The fast gate CI runs: every probe persona and LoCoMo conv-26 (read path) and the
+/// probe personas end to end, compared with the baseline.
 fn gate(
     baseline: &Path,
     data: &Path,
@@ -214,7 +381,7 @@ fn gate(
         build: gitloom_engine::BUILD.to_owned(),
         ..RunOptions::default()
     };
-    let mut backend = EngineBackend::with_options(options);
+    let mut backend = EngineBackend::with_options(options.clone());
     // Every probe persona of the data folder, then LoCoMo conv-26.
     let mut sections: Vec<(String, serde_json::Value)> = Vec::new();
     for store in gitloom_eval::suite::discover(data)?
@@ -232,6 +399,7 @@ fn gate(
     )
     .context("gate: LoCoMo conv-26 run failed")?;
     sections.push(("locomo_conv26".to_owned(), locomo.to_json()));
+    sections.extend(gate_e2e(data, &options)?);
     if update {
         for (name, report) in &sections {
             gitloom_eval::write_baseline(baseline, name, report)?;
@@ -244,7 +412,13 @@ fn gate(
         );
         return Ok(());
     }
-    let cfg = GateConfig::default();
+    let mut cfg = GateConfig::default();
+    // End to end: ingestion's counts and timings are for reading, not gating; fewer
+    // false abstentions and a smaller catch-all share are better.
+    cfg.ignore
+        .extend(["ingest", "counts", "examples"].map(str::to_owned));
+    cfg.lower_is_better
+        .extend(["false_abstentions", "catch_all_share"].map(str::to_owned));
     let mut failed = Vec::new();
     let mut summary = serde_json::Map::new();
     for (name, report) in &sections {

@@ -4,8 +4,8 @@
 //!
 //! Each conversation is ingested into a fresh store (real git + SQLite, no
 //! embedder), every session in date order, one commit per session. Both speakers'
-//! turns are read as `user` turns (LoCoMo has no assistant), so every turn is
-//! extracted from. Prints turns/s per run and the median.
+//! turns are `user` turns named by their speaker (LoCoMo has no assistant), so every
+//! turn is extracted from and attributed. Prints turns/s per run and the median.
 
 use std::time::Instant;
 
@@ -33,6 +33,7 @@ fn sessions_of(conv: &Value) -> Vec<Session> {
             .iter()
             .map(|t| Message {
                 role: "user".into(),
+                name: t["speaker"].as_str().map(str::to_owned),
                 content: t["text"].as_str().unwrap_or_default().to_owned(),
             })
             .collect();

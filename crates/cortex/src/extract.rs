@@ -64,9 +64,9 @@ pub struct Fact {
     /// when a candidate names who it is, else kept and reported.
     #[serde(default)]
     pub unresolved: Vec<String>,
-    /// For facts about the user: what keeps them apart from other facts on the same
-    /// topic (the offline extractor uses `<session>/m<message>`), so a topic does not
-    /// grow into one ever-longer file. Part of the subject key.
+    /// What keeps a fact apart from other facts about the same subject (the offline
+    /// extractor uses `<session>/m<message>`), so a subject does not grow into one
+    /// ever-longer file. Part of the subject key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
 }
@@ -83,15 +83,25 @@ impl Fact {
     }
 
     /// The key a memory's path and `subject:` derive from: the folded entity name,
-    /// or `user/<tier>/<topic>[/<group>]` for facts about the user.
+    /// or `user/<tier>/<topic>` for facts about the user, then `/<group>` when the
+    /// fact has one (the offline extractor keeps each message's facts apart).
     pub fn subject_key(&self) -> String {
+        let group = self
+            .group
+            .as_deref()
+            .map(|g| format!("/{g}"))
+            .unwrap_or_default();
         if self.about_user() {
-            let group = self
-                .group
-                .as_deref()
-                .map(|g| format!("/{g}"))
-                .unwrap_or_default();
             format!("user/{}/{}{group}", self.tier, self.topic)
+        } else {
+            format!("{}{group}", fold_name(&self.subject))
+        }
+    }
+
+    /// The folded name of what the fact is about (`user` for the user).
+    pub fn subject_name(&self) -> String {
+        if self.about_user() {
+            "user".to_owned()
         } else {
             fold_name(&self.subject)
         }
@@ -152,6 +162,19 @@ pub trait Extractor: Sync {
     fn id(&self) -> String;
 
     fn extract(&self, session: &Session, ctx: &ExtractContext) -> Result<Vec<Fact>, CortexError>;
+
+    /// [`Extractor::extract`], calling `received` with how much of a model's reply
+    /// has arrived so far (characters), so a slow model shows it is alive. The
+    /// default (an extractor with nothing to report) just extracts.
+    fn extract_reporting(
+        &self,
+        session: &Session,
+        ctx: &ExtractContext,
+        received: &dyn Fn(usize),
+    ) -> Result<Vec<Fact>, CortexError> {
+        let _ = received;
+        self.extract(session, ctx)
+    }
 
     /// True when [`Extractor::judge`] looks at candidates (a model does); the rules
     /// alone need fewer retrievals.

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::CortexError;
 use crate::extract::{ExtractContext, Extractor, Fact, FactEntity, Verdict};
-use crate::reconcile::Staged;
+use crate::reconcile::{RunCache, Staged};
 use crate::session::Session;
 
 /// Knobs of one ingestion run.
@@ -50,14 +50,38 @@ impl Default for IngestOptions {
     }
 }
 
+/// What just happened to a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IngestStage {
+    /// Extraction is under way (a model call may take minutes on a CPU-served
+    /// model): sent once per session when a worker starts on it.
+    Extracting,
+    /// Its facts are extracted (not yet reconciled).
+    Extracted,
+    /// Reconciled and committed (or skipped: already ingested).
+    Committed,
+    /// Extraction failed; nothing of the session was written.
+    Failed,
+}
+
 /// Progress, reported on the calling thread.
 #[derive(Debug, Clone, Serialize)]
 pub struct IngestProgress {
-    /// `extracted` or `committed`.
-    pub stage: &'static str,
+    pub stage: IngestStage,
     pub session: String,
     pub done: usize,
     pub total: usize,
+    /// While [`IngestStage::Extracting`]: characters of the model's reply received so
+    /// far (a streamed reply; 0 before the first, and for the offline extractor).
+    pub received: usize,
+}
+
+/// What an extraction worker tells the calling thread.
+enum Worker {
+    Started,
+    Received(usize),
+    Done(Result<Vec<Fact>, CortexError>),
 }
 
 /// A reference the session did not resolve.
@@ -89,6 +113,11 @@ pub struct SessionReport {
     /// Already ingested with the same transcript; not re-extracted.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
+    /// Extraction failed (the model timed out, or its output never passed the
+    /// checks): nothing of the session was written, not even its transcript, so the
+    /// next run extracts it again. The reason is in `errors`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
     /// Facts refused (bad model output, invalid dates) — never written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
@@ -109,10 +138,24 @@ pub struct IngestReport {
     pub commits: usize,
     pub flagged: Vec<Flagged>,
     pub errors: usize,
+    /// Sessions whose extraction failed and which were therefore not recorded
+    /// (see [`SessionReport::failed`]); a later run extracts them.
+    pub failed: usize,
     pub elapsed_ms: f64,
+    /// Where the time went: extraction (wall time of the parallel stage),
+    /// reconciliation, and commits with their index syncs.
+    pub timings_ms: StageTimes,
     /// The run stopped early on [`IngestOptions::cancel`].
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cancelled: bool,
+}
+
+/// Wall time per stage of a run, in milliseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageTimes {
+    pub extract: f64,
+    pub reconcile: f64,
+    pub commit: f64,
 }
 
 /// Times a session is reconciled again because another writer changed a file it
@@ -121,8 +164,9 @@ const STALE_RETRIES: usize = 8;
 
 /// Ingests `sessions` into the store: see the crate docs. Extraction runs on up to
 /// `options.concurrency` threads; reconciliation and commits run on the calling
-/// thread in (date, id) order. A session whose extraction fails is reported (its
-/// transcript is still stored) and the run goes on.
+/// thread in (date, id) order. A session whose extraction fails is reported and
+/// written not at all (not even its transcript, which is what marks a session as
+/// ingested), so the next run extracts it again; the run goes on with the others.
 pub fn ingest(
     engine: &Engine,
     sessions: &[Session],
@@ -204,6 +248,7 @@ pub fn ingest(
         (0..total).map(|_| None).collect();
     let next = AtomicUsize::new(0);
     let workers = options.concurrency.clamp(1, 64).min(todo.len().max(1));
+    let extract_started = Instant::now();
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..workers {
@@ -216,23 +261,44 @@ pub fn ingest(
                     }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some((i, ctx)) = todo.get(k) else { break };
-                    let r = extractor.extract(order[*i], ctx);
-                    if tx.send((*i, r)).is_err() {
+                    if tx.send((*i, Worker::Started)).is_err() {
+                        break;
+                    }
+                    // A streamed model reply reports its length; pass it on at most
+                    // every 256 characters, so progress does not flood the channel.
+                    let reported = AtomicUsize::new(0);
+                    let received = |chars: usize| {
+                        if chars >= reported.load(Ordering::Relaxed) + 256 {
+                            reported.store(chars, Ordering::Relaxed);
+                            let _ = tx.send((*i, Worker::Received(chars)));
+                        }
+                    };
+                    let r = extractor.extract_reporting(order[*i], ctx, &received);
+                    if tx.send((*i, Worker::Done(r))).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(tx);
-        for (n, (i, r)) in rx.into_iter().enumerate() {
-            let done = n + 1;
+        let mut done = 0;
+        for (i, w) in rx {
+            let (stage, received) = match w {
+                Worker::Started => (IngestStage::Extracting, 0),
+                Worker::Received(n) => (IngestStage::Extracting, n),
+                Worker::Done(r) => {
+                    extracted[i] = Some(r);
+                    done += 1;
+                    (IngestStage::Extracted, 0)
+                }
+            };
             progress(IngestProgress {
-                stage: "extracted",
+                stage,
                 session: order[i].id.clone(),
                 done,
                 total: todo.len(),
+                received,
             });
-            extracted[i] = Some(r);
         }
     });
 
@@ -240,6 +306,20 @@ pub fn ingest(
         extractor: extractor.id(),
         ..Default::default()
     };
+    report.timings_ms.extract = extract_started.elapsed().as_secs_f64() * 1e3;
+    // Every name the facts mention, looked up once in the index as it is now; the
+    // sessions' commits then need no index sync until the end of the run.
+    let reconcile_started = Instant::now();
+    let mut cache = RunCache::default();
+    let names: Vec<String> = extracted
+        .iter()
+        .flatten()
+        .filter_map(|r| r.as_ref().ok())
+        .flatten()
+        .flat_map(|f| f.entities.iter().map(|e| e.name.clone()))
+        .collect();
+    cache.prefetch(engine, names.iter().map(String::as_str))?;
+    report.timings_ms.reconcile += reconcile_started.elapsed().as_secs_f64() * 1e3;
     for (i, s) in order.iter().enumerate() {
         if options.cancelled() {
             report.cancelled = true;
@@ -258,10 +338,11 @@ pub fn ingest(
         if skipped[i] {
             report.sessions.push(sr);
             progress(IngestProgress {
-                stage: "committed",
+                stage: IngestStage::Committed,
                 session: s.id.clone(),
                 done: i + 1,
                 total,
+                received: 0,
             });
             continue;
         }
@@ -269,9 +350,24 @@ pub fn ingest(
             Some(Ok(f)) => f,
             Some(Err(e)) => {
                 sr.errors.push(format!("extraction failed: {e}"));
-                Vec::new()
+                sr.failed = true;
+                report.failed += 1;
+                report.errors += sr.errors.len();
+                progress(IngestProgress {
+                    stage: IngestStage::Failed,
+                    session: s.id.clone(),
+                    done: i + 1,
+                    total,
+                    received: 0,
+                });
+                report.sessions.push(sr);
+                continue;
             }
-            None => Vec::new(),
+            // Not extracted: the run was cancelled before this session was reached.
+            None => {
+                report.cancelled = true;
+                break;
+            }
         };
         sr.facts = facts.len();
         let flagged_before = report.flagged.len();
@@ -280,7 +376,8 @@ pub fn ingest(
             let mut sr_try = sr.clone();
             report.flagged.truncate(flagged_before);
             let facts = facts.clone();
-            let mut staged = Staged::new(engine, options.candidates)?;
+            let reconcile_started = Instant::now();
+            let mut staged = Staged::new(engine, &mut cache, options.candidates)?;
             for mut fact in facts {
                 // Facts about the user stay apart per message, whichever extractor made them.
                 if fact.about_user() && fact.group.is_none() {
@@ -343,7 +440,18 @@ pub fn ingest(
             // Reconciliation read the store at `staged.head`; if another writer
             // changed one of these files since, redo it on the new head rather than
             // overwrite that change (a lost update).
-            match engine.write_batch_on(staged.head, files, message, Some(time)) {
+            report.timings_ms.reconcile += reconcile_started.elapsed().as_secs_f64() * 1e3;
+            let commit_started = Instant::now();
+            // The index is synced once, after the last session (reconciliation reads
+            // what earlier sessions wrote from git and from the run's cache).
+            let written = engine.commit_batch_on(staged.head, files, message, Some(time));
+            report.timings_ms.commit += commit_started.elapsed().as_secs_f64() * 1e3;
+            let written_files = std::mem::take(&mut staged.files);
+            drop(staged);
+            if written.is_ok() {
+                cache.record(&written_files);
+            }
+            match written {
                 Err(gitloom_engine::EngineError::Store(gitloom_store::StoreError::Stale {
                     ..
                 })) if attempt < STALE_RETRIES => {
@@ -356,10 +464,10 @@ pub fn ingest(
                 }
             }
         };
-        if outcome.commit.is_some() {
+        if outcome.is_some() {
             report.commits += 1;
         }
-        sr.commit = outcome.commit;
+        sr.commit = outcome;
         report.facts += sr.facts;
         report.new += sr.new;
         report.extended += sr.extended;
@@ -368,12 +476,18 @@ pub fn ingest(
         report.duplicate += sr.duplicate;
         report.errors += sr.errors.len();
         progress(IngestProgress {
-            stage: "committed",
+            stage: IngestStage::Committed,
             session: s.id.clone(),
             done: i + 1,
             total,
+            received: 0,
         });
         report.sessions.push(sr);
+    }
+    if report.commits > 0 {
+        let sync_started = Instant::now();
+        engine.sync()?;
+        report.timings_ms.commit += sync_started.elapsed().as_secs_f64() * 1e3;
     }
     report.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
     Ok(report)

@@ -23,6 +23,7 @@
 
 mod answer;
 pub mod dates;
+mod dict;
 mod error;
 mod extract;
 mod ingest;
@@ -38,11 +39,14 @@ pub use error::CortexError;
 pub use extract::{
     Candidate, Dated, ExtractContext, Extractor, Fact, FactEntity, Judgement, Verdict,
 };
-pub use ingest::{Flagged, IngestOptions, IngestProgress, IngestReport, SessionReport, ingest};
+pub use ingest::{
+    Flagged, IngestOptions, IngestProgress, IngestReport, IngestStage, SessionReport, StageTimes,
+    ingest,
+};
 pub use model::{EXTRACT_PROMPT, ModelExtractor, RECONCILE_PROMPT};
 pub use offline::OfflineExtractor;
 pub use session::{Message, Session, parse_sessions};
 
 /// Version of the prompts and offline rules; written into each memory's
 /// `extractor` key so a later re-extraction can tell what produced a file.
-pub const EXTRACTOR_VERSION: &str = "1";
+pub const EXTRACTOR_VERSION: &str = "2";

@@ -2,16 +2,27 @@
 //! `POST {url}/v1/chat/completions` with `response_format: json_schema`.
 //!
 //! Blocking (ureq on rustls) so a server can call it from a blocking thread. Retries
-//! 429, 5xx, timeouts and connection failures with exponential backoff (honouring
-//! `Retry-After` in seconds); output that is not JSON, or not what the caller's
-//! check accepts, is retried too and then reported — never returned as if valid.
+//! 429, 5xx and connection failures with exponential backoff (honouring
+//! `Retry-After` in seconds), a timeout once; output that is not JSON, or not what
+//! the caller's check accepts, is retried too and then reported — never returned as
+//! if valid.
+//!
+//! Replies are streamed (`stream: true`, server-sent events) so a caller sees a slow
+//! model at work ([`ChatClient::complete_with`] reports the characters received),
+//! rather than a silent request that might be dead; a server that answers with one
+//! JSON body instead is read as such.
 
+use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::error::CortexError;
+
+/// The default budget of one request: a 0.5B model on two CPU threads takes minutes
+/// over one session (the 120 s this used to be cut every such extraction short).
+pub const DEFAULT_TIMEOUT_SECS: u64 = 900;
 
 /// How to reach a model.
 #[derive(Debug, Clone)]
@@ -23,23 +34,51 @@ pub struct ChatConfig {
     pub api_key_env: Option<String>,
     /// One request, connection to last byte.
     pub timeout: Duration,
-    /// Retries after the first attempt, for transport failures and for bad output.
+    /// Retries after the first attempt, for transport failures and for bad output. A
+    /// timed-out request is retried at most once: the same prompt takes as long again.
     pub max_retries: u32,
     /// First backoff, doubled per attempt, capped at 30 s.
     pub backoff: Duration,
+    /// Ask for a streamed reply (server-sent events), so progress can be reported.
+    pub stream: bool,
+    /// Cap on the reply's tokens (`max_tokens`), so a small model that never closes
+    /// its JSON ends instead of running to the timeout; `None` leaves it to the server.
+    pub max_tokens: Option<u32>,
 }
 
 impl ChatConfig {
-    /// Defaults: 120 s timeout, 3 retries from 1 s.
+    /// Defaults: [`DEFAULT_TIMEOUT_SECS`], 3 retries from 1 s, streamed, 4,096 tokens.
     pub fn new(url: impl Into<String>, model: impl Into<String>) -> ChatConfig {
         ChatConfig {
             url: url.into(),
             model: model.into(),
             api_key_env: Some("OPENAI_API_KEY".into()),
-            timeout: Duration::from_secs(120),
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
             max_retries: 3,
             backoff: Duration::from_secs(1),
+            stream: true,
+            max_tokens: Some(4096),
         }
+    }
+
+    /// True when the endpoint is on this machine (a local model server), where one
+    /// request at a time is the sensible default: a CPU-served model answers
+    /// concurrent requests no faster, and queued ones only run into their timeouts.
+    pub fn is_local(&self) -> bool {
+        let rest = self
+            .url
+            .split_once("://")
+            .map_or(self.url.as_str(), |(_, r)| r);
+        let host = rest.split('/').next().unwrap_or_default();
+        let host = if let Some(v6) = host.strip_prefix('[') {
+            v6.split(']').next().unwrap_or_default()
+        } else {
+            host.rsplit_once(':').map_or(host, |(h, _)| h)
+        };
+        host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
     }
 }
 
@@ -83,6 +122,8 @@ impl std::fmt::Debug for ChatClient {
 
 enum Failure {
     Retry(String, Option<Duration>),
+    /// The request ran out of time: retried at most once.
+    Timeout(String),
     Fatal(String),
 }
 
@@ -143,6 +184,17 @@ impl ChatClient {
         messages: &[ChatMessage],
         schema: Option<(&str, &Value)>,
     ) -> Result<String, CortexError> {
+        self.complete_with(messages, schema, &|_| {})
+    }
+
+    /// [`ChatClient::complete`], calling `received` with the characters of the reply
+    /// received so far as a streamed reply comes in.
+    pub fn complete_with(
+        &self,
+        messages: &[ChatMessage],
+        schema: Option<(&str, &Value)>,
+        received: &dyn Fn(usize),
+    ) -> Result<String, CortexError> {
         let mut body = json!({
             "model": self.config.model,
             "temperature": 0,
@@ -150,6 +202,12 @@ impl ChatClient {
         });
         if let Some((name, schema)) = schema {
             body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": name, "strict": true, "schema": schema}});
+        }
+        if self.config.stream {
+            body["stream"] = json!(true);
+        }
+        if let Some(n) = self.config.max_tokens {
+            body["max_tokens"] = json!(n);
         }
         let body = body.to_string();
         let key = self
@@ -159,21 +217,31 @@ impl ChatClient {
             .and_then(|n| std::env::var(n).ok())
             .filter(|k| !k.is_empty());
         let mut attempt = 0;
+        let mut timeouts = 0;
         loop {
-            match self.request(&body, key.as_deref()) {
+            let failure = match self.request(&body, key.as_deref(), received) {
                 Ok(t) => return Ok(t),
                 Err(Failure::Fatal(m)) => return Err(self.err(m)),
-                Err(Failure::Retry(m, after)) => {
-                    if attempt >= self.config.max_retries {
-                        return Err(
-                            self.err(format!("{m} (gave up after {} attempts)", attempt + 1))
-                        );
+                Err(Failure::Timeout(m)) => {
+                    timeouts += 1;
+                    if timeouts > 1 {
+                        return Err(self.err(format!(
+                            "{m} (timed out twice; the budget is {} s per request, \
+                             --llm-timeout or GITLOOM_LLM_TIMEOUT raises it)",
+                            self.config.timeout.as_secs()
+                        )));
                     }
-                    tracing::warn!(endpoint = %self.endpoint, attempt, "chat request failed, retrying: {m}");
-                    self.wait(attempt, after);
-                    attempt += 1;
+                    (m, None)
                 }
+                Err(Failure::Retry(m, after)) => (m, after),
+            };
+            let (m, after) = failure;
+            if attempt >= self.config.max_retries {
+                return Err(self.err(format!("{m} (gave up after {} attempts)", attempt + 1)));
             }
+            tracing::warn!(endpoint = %self.endpoint, attempt, "chat request failed, retrying: {m}");
+            self.wait(attempt, after);
+            attempt += 1;
         }
     }
 
@@ -187,9 +255,22 @@ impl ChatClient {
         schema: &Value,
         check: impl Fn(&T) -> Result<(), String>,
     ) -> Result<T, CortexError> {
+        self.complete_json_with(messages, name, schema, check, &|_| {})
+    }
+
+    /// [`ChatClient::complete_json`] reporting the characters received (see
+    /// [`ChatClient::complete_with`]).
+    pub fn complete_json_with<T: DeserializeOwned>(
+        &self,
+        messages: &[ChatMessage],
+        name: &str,
+        schema: &Value,
+        check: impl Fn(&T) -> Result<(), String>,
+        received: &dyn Fn(usize),
+    ) -> Result<T, CortexError> {
         let mut last = String::new();
         for attempt in 0..=self.config.max_retries {
-            let text = self.complete(messages, Some((name, schema)))?;
+            let text = self.complete_with(messages, Some((name, schema)), received)?;
             let parsed = serde_json::from_str::<T>(strip_fence(&text))
                 .map_err(|e| format!("not the JSON asked for: {e}"));
             match parsed.and_then(|v| check(&v).map(|()| v)) {
@@ -206,7 +287,12 @@ impl ChatClient {
         })
     }
 
-    fn request(&self, body: &str, key: Option<&str>) -> Result<String, Failure> {
+    fn request(
+        &self,
+        body: &str,
+        key: Option<&str>,
+        received: &dyn Fn(usize),
+    ) -> Result<String, Failure> {
         let mut req = self
             .agent
             .post(&self.endpoint)
@@ -214,15 +300,16 @@ impl ChatClient {
         if let Some(k) = key {
             req = req.header("Authorization", &format!("Bearer {k}"));
         }
-        let mut resp = req.send(body).map_err(|e| match e {
-            ureq::Error::Timeout(_)
-            | ureq::Error::Io(_)
+        let transport = |what: &str, e: ureq::Error| match e {
+            ureq::Error::Timeout(_) => Failure::Timeout(format!("{what}: {e}")),
+            ureq::Error::Io(_)
             | ureq::Error::ConnectionFailed
             | ureq::Error::HostNotFound
             | ureq::Error::Protocol(_)
-            | ureq::Error::BodyStalled => Failure::Retry(format!("request failed: {e}"), None),
-            e => Failure::Fatal(format!("request failed: {e}")),
-        })?;
+            | ureq::Error::BodyStalled => Failure::Retry(format!("{what}: {e}"), None),
+            e => Failure::Fatal(format!("{what}: {e}")),
+        };
+        let mut resp = req.send(body).map_err(|e| transport("request failed", e))?;
         let status = resp.status().as_u16();
         let retry_after = resp
             .headers()
@@ -230,17 +317,27 @@ impl ChatClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
+        let streamed = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if streamed && status < 400 {
+            let reader = resp.body_mut().with_config().limit(64 << 20).reader();
+            return read_events(BufReader::new(reader), received).map_err(|e| match e {
+                Streamed::Transport(e) => transport("reading the streamed response failed", e),
+                Streamed::Bad(m) => Failure::Retry(m, None),
+                Streamed::Refused(m) => {
+                    Failure::Fatal(format!("the model refused: {}", snippet(&m)))
+                }
+            });
+        }
         let text = resp
             .body_mut()
             .with_config()
             .limit(64 << 20)
             .read_to_string()
-            .map_err(|e| match e {
-                ureq::Error::Timeout(_) | ureq::Error::Io(_) | ureq::Error::BodyStalled => {
-                    Failure::Retry(format!("reading the response failed: {e}"), None)
-                }
-                e => Failure::Fatal(format!("reading the response failed: {e}")),
-            })?;
+            .map_err(|e| transport("reading the response failed", e))?;
         if status == 429 || status >= 500 {
             return Err(Failure::Retry(
                 format!("HTTP {status}: {}", snippet(&text)),
@@ -263,7 +360,7 @@ impl ChatClient {
                 snippet(refusal)
             )));
         }
-        choice["content"]
+        let content = choice["content"]
             .as_str()
             .map(str::to_owned)
             .ok_or_else(|| {
@@ -271,8 +368,76 @@ impl ChatClient {
                     format!("no choices[0].message.content in {}", snippet(&text)),
                     None,
                 )
-            })
+            })?;
+        received(content.chars().count());
+        Ok(content)
     }
+}
+
+enum Streamed {
+    Transport(ureq::Error),
+    Bad(String),
+    Refused(String),
+}
+
+/// Reads a chat-completions event stream (`data: {chunk}` lines, `data: [DONE]` at
+/// the end) into the reply's text, reporting its length as it grows.
+fn read_events(reader: impl BufRead, received: &dyn Fn(usize)) -> Result<String, Streamed> {
+    let mut content = String::new();
+    let mut refusal = String::new();
+    let mut chars = 0;
+    let mut done = false;
+    for line in reader.lines() {
+        let line = line.map_err(|e| match ureq::Error::from(e) {
+            ureq::Error::Io(io) => match io.get_ref().and_then(|r| r.downcast_ref::<ureq::Error>())
+            {
+                Some(ureq::Error::Timeout(t)) => Streamed::Transport(ureq::Error::Timeout(*t)),
+                _ => Streamed::Transport(ureq::Error::Io(io)),
+            },
+            e => Streamed::Transport(e),
+        })?;
+        let Some(data) = line.strip_prefix("data:") else {
+            continue;
+        };
+        let data = data.trim();
+        if data == "[DONE]" {
+            done = true;
+            break;
+        }
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            Streamed::Bad(format!(
+                "a streamed chunk is not JSON ({e}): {}",
+                snippet(data)
+            ))
+        })?;
+        if let Some(err) = v.get("error") {
+            return Err(Streamed::Bad(format!(
+                "the server reported: {}",
+                snippet(&err.to_string())
+            )));
+        }
+        let delta = &v["choices"][0]["delta"];
+        if let Some(t) = delta["content"].as_str() {
+            content.push_str(t);
+            chars += t.chars().count();
+            received(chars);
+        }
+        if let Some(r) = delta["refusal"].as_str() {
+            refusal.push_str(r);
+        }
+        if v["choices"][0]["finish_reason"].as_str().is_some() {
+            done = true;
+        }
+    }
+    if !refusal.is_empty() {
+        return Err(Streamed::Refused(refusal));
+    }
+    if !done {
+        return Err(Streamed::Bad(
+            "the streamed response ended before the model finished".into(),
+        ));
+    }
+    Ok(content)
 }
 
 fn snippet(s: &str) -> String {

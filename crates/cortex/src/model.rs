@@ -31,31 +31,44 @@ fn nullable(t: &str) -> Value {
     json!({"type": [t, "null"]})
 }
 
-fn fact_schema() -> Value {
+/// The schema of the extraction reply. Beyond the shapes it bounds what the checks
+/// below would refuse anyway (message indexes, date forms, cue counts), so a server
+/// that turns the schema into a grammar (llama.cpp) makes even a small model answer
+/// within it.
+fn fact_schema(messages: usize, statements: usize) -> Value {
     let s = json!({"type": "string"});
+    let date = json!({"type": "string",
+        "pattern": "^(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"});
+    // Not blank (minLength, not a `\S` pattern: llama.cpp's schema-to-grammar does
+    // not take `\S` and would accept any string); a topic as the store's paths take it.
+    let line = json!({"type": "string", "minLength": 1});
+    let topic = json!({"type": "string", "pattern": "^[a-z][a-z0-9-]*(/[a-z][a-z0-9-]*)?$"});
+    let nullable_date = json!({"anyOf": [date, {"type": "null"}]});
     json!({
         "type": "object",
         "additionalProperties": false,
         "required": ["facts"],
-        "properties": {"facts": {"type": "array", "items": {
+        // A bound on how many facts, so a small model that repeats itself stops.
+        "properties": {"facts": {"type": "array", "maxItems": (statements * 4).clamp(4, 40), "items": {
             "type": "object",
             "additionalProperties": false,
             "required": ["subject", "tier", "topic", "title", "body", "entities", "cues", "slot", "ends_slot",
                          "valid_from", "valid_to", "timeline", "confidence", "messages", "unresolved"],
             "properties": {
-                "subject": s, "topic": s, "title": s, "body": s,
+                "subject": line, "topic": topic, "title": line, "body": line,
                 "tier": {"type": "string", "enum": ["facts", "incidents", "rules", "skills"]},
                 "entities": {"type": "array", "items": {"type": "object", "additionalProperties": false,
                     "required": ["name", "kind"], "properties": {"name": s, "kind": nullable("string")}}},
-                "cues": {"type": "array", "items": s},
+                "cues": {"type": "array", "items": s, "minItems": 1, "maxItems": 6},
                 "slot": nullable("string"),
                 "ends_slot": {"type": "boolean"},
-                "valid_from": nullable("string"),
-                "valid_to": nullable("string"),
+                "valid_from": nullable_date,
+                "valid_to": nullable_date,
                 "timeline": {"type": "array", "items": {"type": "object", "additionalProperties": false,
-                    "required": ["date", "text"], "properties": {"date": s, "text": s}}},
-                "confidence": {"type": "number"},
-                "messages": {"type": "array", "items": {"type": "integer"}},
+                    "required": ["date", "text"], "properties": {"date": date, "text": s}}},
+                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                "messages": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0,
+                    "maximum": messages.saturating_sub(1)}},
                 "unresolved": {"type": "array", "items": s}
             }
         }}}
@@ -115,6 +128,15 @@ impl Extractor for ModelExtractor {
     }
 
     fn extract(&self, session: &Session, ctx: &ExtractContext) -> Result<Vec<Fact>, CortexError> {
+        self.extract_reporting(session, ctx, &|_| {})
+    }
+
+    fn extract_reporting(
+        &self,
+        session: &Session,
+        ctx: &ExtractContext,
+        received: &dyn Fn(usize),
+    ) -> Result<Vec<Fact>, CortexError> {
         let mut user = format!(
             "SESSION DATE: {}\nEXISTING TOPICS: {}\nKNOWN ENTITIES: {}\n\nCONVERSATION:\n",
             session.date,
@@ -126,15 +148,18 @@ impl Extractor for ModelExtractor {
                 .join(", ")
         );
         for (i, m) in session.messages.iter().enumerate() {
-            user.push_str(&format!("[m{i}] {}: {}\n", m.role, m.content));
+            let who = m.speaker().map(|n| format!(" {n}")).unwrap_or_default();
+            user.push_str(&format!("[m{i}] {}{who}: {}\n", m.role, m.content));
         }
         let msgs = [ChatMessage::system(EXTRACT_PROMPT), ChatMessage::user(user)];
         let n = session.messages.len();
-        let out: Facts =
-            self.client
-                .complete_json(&msgs, "facts", &fact_schema(), |f: &Facts| {
-                    check_facts(f, n)
-                })?;
+        let out: Facts = self.client.complete_json_with(
+            &msgs,
+            "facts",
+            &fact_schema(n, session.user_messages().count()),
+            |f: &Facts| check_facts(f, n),
+            received,
+        )?;
         Ok(out.facts)
     }
 

@@ -4,7 +4,7 @@
 //! a one-value slot supersedes the current one, a flagged reference is repaired from
 //! the candidates.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use gitloom_engine::{Engine, RetrieveRequest};
 use gitloom_model::{
@@ -22,9 +22,105 @@ pub const SUBJECT_KEY: &str = "subject";
 /// Key listing every `session#messages` a memory was built from.
 pub const SOURCES_KEY: &str = "sources";
 
+/// What a run learns across its sessions without asking the index again: for each
+/// subject name, the newest memory about it. Filled from the index before the run's
+/// first commit ([`RunCache::prefetch`]) and kept up to date with what each session
+/// writes ([`RunCache::record`]), so the index is synced once, at the end of the run,
+/// instead of after every session's commit.
+#[derive(Debug, Default)]
+pub struct RunCache {
+    about: HashMap<String, Option<StorePath>>,
+}
+
+impl RunCache {
+    /// Looks up every name in `names` in the index as it is before the run.
+    pub fn prefetch<'n>(
+        &mut self,
+        engine: &Engine,
+        names: impl IntoIterator<Item = &'n str>,
+    ) -> Result<(), CortexError> {
+        let head = engine
+            .store()
+            .head()
+            .map_err(gitloom_engine::EngineError::from)?;
+        for n in names {
+            let key = fold_name(n);
+            if key.is_empty() || self.about.contains_key(&key) {
+                continue;
+            }
+            let found = about_in_index(engine, head, n)?;
+            self.about.insert(key, found);
+        }
+        Ok(())
+    }
+
+    /// Records the memories one session wrote as the newest about their subjects.
+    pub fn record(&mut self, files: &BTreeMap<StorePath, Memory>) {
+        for (p, m) in files {
+            if let Some(k) = subject_of(m) {
+                let name = key_name(&k);
+                if name != "user" && !name.starts_with("rule ") && !name.starts_with("howto ") {
+                    self.about.insert(name.to_owned(), Some(p.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// The newest memory at `head` whose `subject:` names `name` (whatever its group),
+/// else a hand-written one whose first entity is it.
+fn about_in_index(
+    engine: &Engine,
+    head: Option<ObjectId>,
+    name: &str,
+) -> Result<Option<StorePath>, CortexError> {
+    let Some(head) = head else {
+        return Ok(None);
+    };
+    let key = fold_name(name);
+    let mut paths: Vec<String> = engine.entity(name)?.into_iter().map(|r| r.path).collect();
+    paths.sort();
+    paths.dedup();
+    let mut best: Option<(i64, StorePath)> = None;
+    let mut first_entity = None;
+    for p in paths {
+        let Ok(sp) = StorePath::parse(&p) else {
+            continue;
+        };
+        let Some(m) = engine
+            .store()
+            .read(head, &sp)
+            .map_err(gitloom_engine::EngineError::from)?
+            .and_then(|b| Memory::parse(sp.as_str(), &b).ok())
+        else {
+            continue;
+        };
+        if subject_of(&m).as_deref().map(key_name) == Some(key.as_str()) {
+            let when = m
+                .front
+                .updated
+                .or(m.front.created)
+                .map_or(0, |w| w.unix_seconds());
+            if best.as_ref().is_none_or(|(w, _)| when >= *w) {
+                best = Some((when, sp));
+            }
+        } else if first_entity.is_none()
+            && m.front
+                .entities
+                .first()
+                .is_some_and(|e| fold_name(&e.name) == key)
+        {
+            first_entity = Some(sp);
+        }
+    }
+    Ok(best.map(|(_, p)| p).or(first_entity))
+}
+
 /// The writes of one session, before its commit.
 pub struct Staged<'e> {
     pub engine: &'e Engine,
+    /// What the run knows about subjects (see [`RunCache`]).
+    pub cache: &'e mut RunCache,
     pub head: Option<ObjectId>,
     pub files: BTreeMap<StorePath, Memory>,
     /// Paths created in this session.
@@ -51,6 +147,16 @@ fn subject_of(m: &Memory) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The subject a key names: `user` for the user's keys, else the entity name before
+/// any `/<group>`.
+pub fn key_name(key: &str) -> &str {
+    if key == "user" || key.starts_with("user/") {
+        "user"
+    } else {
+        key.split('/').next().unwrap_or(key)
+    }
+}
+
 fn norm(s: &str) -> String {
     s.split_whitespace()
         .collect::<Vec<_>>()
@@ -59,9 +165,14 @@ fn norm(s: &str) -> String {
 }
 
 impl<'e> Staged<'e> {
-    pub fn new(engine: &'e Engine, candidates: usize) -> Result<Staged<'e>, CortexError> {
+    pub fn new(
+        engine: &'e Engine,
+        cache: &'e mut RunCache,
+        candidates: usize,
+    ) -> Result<Staged<'e>, CortexError> {
         Ok(Staged {
             engine,
+            cache,
             head: engine
                 .store()
                 .head()
@@ -160,6 +271,24 @@ impl<'e> Staged<'e> {
         Ok(None)
     }
 
+    /// A memory about `name` to link to: one this session wrote, else the newest one
+    /// the run knows (see [`RunCache`]), else the newest at HEAD whose `subject:`
+    /// names it (whatever its group), else a hand-written one whose first entity is it.
+    fn find_about(&mut self, name: &str) -> Result<Option<StorePath>, CortexError> {
+        let key = fold_name(name);
+        for (p, m) in &self.files {
+            if subject_of(m).as_deref().map(key_name) == Some(key.as_str()) {
+                return Ok(Some(p.clone()));
+            }
+        }
+        if let Some(found) = self.cache.about.get(&key) {
+            return Ok(found.clone());
+        }
+        let found = about_in_index(self.engine, self.head, name)?;
+        self.cache.about.insert(key, found.clone());
+        Ok(found)
+    }
+
     /// Candidates from precise retrieval (the evidence floor applies), with their
     /// per-arm raw scores.
     fn candidates(&self, query: &str) -> Result<Vec<Candidate>, CortexError> {
@@ -233,9 +362,32 @@ impl<'e> Staged<'e> {
         // Flagged references: repaired from the candidates when one names a person.
         let mut flagged = Vec::new();
         if !fact.unresolved.is_empty() {
-            let cands = self.candidates(&fact.body)?;
-            let judged = extractor.judge(&fact, &cands)?.and_then(|j| j.resolved);
-            let who = judged.or_else(|| person_among(&cands));
+            // Said before (a re-extraction): the memory already holding this fact names
+            // who it was resolved to then.
+            let before = self
+                .load(&home)?
+                .filter(|m| subject_of(m).as_deref() == Some(key.as_str()))
+                .and_then(|m| {
+                    m.front
+                        .entities
+                        .iter()
+                        .find(|e| {
+                            e.kind.as_deref() == Some("person")
+                                && !fact
+                                    .entities
+                                    .iter()
+                                    .any(|f| fold_name(&f.name) == fold_name(&e.name))
+                        })
+                        .map(|e| e.name.clone())
+                });
+            let who = match before {
+                Some(w) => Some(w),
+                None => {
+                    let cands = self.candidates(&fact.body)?;
+                    let judged = extractor.judge(&fact, &cands)?.and_then(|j| j.resolved);
+                    judged.or_else(|| person_among(&cands))
+                }
+            };
             for r in fact.unresolved.clone() {
                 flagged.push((r, who.clone()));
             }
@@ -257,7 +409,19 @@ impl<'e> Staged<'e> {
         }
 
         let name = (!fact.about_user()).then_some(fact.subject.as_str());
-        let existing = self.find_subject(name, &key, Some(&home), false)?;
+        // A fact kept apart by its message has one home: its key names the message, so
+        // no other path can hold it and the index need not be asked.
+        let lookup = if fact.group.is_some() { None } else { name };
+        let mut existing = self.find_subject(lookup, &key, Some(&home), false)?;
+        // A fact kept apart by its message that corrects what was said before ("actually
+        // Priya lives in Porto, not Lisbon") goes into the memory it corrects.
+        if existing.is_none()
+            && fact.group.is_some()
+            && let Some(n) = name
+            && says_correction(&fact.body)
+        {
+            existing = self.find_about(n)?;
+        }
         let (path, mut memory, mut verdict, is_new) = match existing {
             Some(p) => {
                 let m = self
@@ -277,17 +441,7 @@ impl<'e> Staged<'e> {
                     });
                 }
                 let mut m = m;
-                // Words people use when they fix what they said before.
-                let said = format!(" {} ", gitloom_model::fold_name(&fresh.join(" ")));
-                let corrects = [
-                    " actually ",
-                    " correction ",
-                    " user meant ",
-                    " was wrong ",
-                    " not true ",
-                ]
-                .iter()
-                .any(|c| said.contains(c));
+                let corrects = says_correction(&fresh.join(" "));
                 m.body = format!("{}\n\n{}\n", m.body.trim_end(), fresh.join(" "));
                 (
                     p,
@@ -303,7 +457,14 @@ impl<'e> Staged<'e> {
             None => {
                 // A model may name a candidate to merge into; it needs subject agreement.
                 // What the fact says and what it answers: the title, then its first cue.
-                let mut cands = self.candidates(&fact.title)?;
+                // An extractor without a judge that keeps each message's facts apart
+                // needs none: nothing merges into another message's memory, and a
+                // re-extracted fact finds its own home above.
+                let mut cands = if extractor.judges() || fact.group.is_none() {
+                    self.candidates(&fact.title)?
+                } else {
+                    Vec::new()
+                };
                 if let Some(cue) = fact.cues.first().filter(|_| extractor.judges()) {
                     for c in self.candidates(cue)? {
                         if !cands.iter().any(|x| x.path == c.path) {
@@ -387,7 +548,7 @@ impl<'e> Staged<'e> {
             holders.retain(|p, m| {
                 *p != path
                     && m.front.tags.iter().any(|t| t == slot)
-                    && subject_of(m).as_deref() != Some(key.as_str())
+                    && subject_of(m).as_deref().map(key_name) != Some(key_name(&key))
             });
             let replaced: BTreeSet<String> = holders
                 .values()
@@ -427,10 +588,10 @@ impl<'e> Staged<'e> {
             .skip(if fact.about_user() { 0 } else { 1 })
         {
             let ek = fold_name(&e.name);
-            if ek == key {
+            if ek == key_name(&key) {
                 continue;
             }
-            if let Some(p) = self.find_subject(Some(&e.name), &ek, None, true)?
+            if let Some(p) = self.find_about(&e.name)?
                 && p != path
             {
                 let label = e.kind.clone().unwrap_or_else(|| "mentions".into());
@@ -462,6 +623,21 @@ impl<'e> Staged<'e> {
             flagged,
         })
     }
+}
+
+/// Words people use when they fix what they said before.
+fn says_correction(text: &str) -> bool {
+    let said = format!(" {} ", fold_name(text));
+    [
+        " actually ",
+        " correction ",
+        " user meant ",
+        " was wrong ",
+        " not true ",
+        " i meant ",
+    ]
+    .iter()
+    .any(|c| said.contains(c))
 }
 
 fn split_body(body: &str) -> Vec<&str> {
@@ -523,7 +699,7 @@ fn agreeing(fact: &Fact, j: Judgement, cands: &[Candidate]) -> Option<(Verdict, 
         .entities
         .iter()
         .any(|e| names.contains(&fold_name(&EntityRef::parse(e).name)))
-        || c.subject.as_deref() == Some(fact.subject_key().as_str());
+        || c.subject.as_deref().map(key_name) == Some(key_name(&fact.subject_key()));
     let overlap = text::overlap(
         &text::content_words(&format!("{} {}", fact.title, fact.body)),
         &text::content_words(&format!("{} {}", c.title, c.snippet)),

@@ -13,7 +13,22 @@ pub struct Message {
     /// `user` or `assistant` (`system` and `tool` messages are kept in the transcript
     /// but never extracted from).
     pub role: String,
+    /// Who is speaking, when the conversation says (OpenAI's `name`: `{"role": "user",
+    /// "name": "Caroline", …}`). A named user message is a statement by that person:
+    /// its facts are attributed to them, and the name becomes an entity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub content: String,
+}
+
+impl Message {
+    /// The speaker's name, if the message carries one.
+    pub fn speaker(&self) -> Option<&str> {
+        self.name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+    }
 }
 
 /// One conversation, dated.
@@ -52,11 +67,34 @@ impl Session {
     pub fn transcript(&self) -> String {
         let mut out = format!("# Session {}\n\ndate: {}\n", self.id, self.date);
         for (i, m) in self.messages.iter().enumerate() {
+            // A named speaker follows the role (`## m3 user Caroline`); unnamed
+            // messages keep the form they always had, so old transcripts still match.
+            let who = m.speaker().map(|n| format!(" {n}")).unwrap_or_default();
             out.push_str(&format!(
-                "\n## m{i} {}\n\n{}\n",
+                "\n## m{i} {}{who}\n\n{}\n",
                 m.role,
                 m.content.trim_end()
             ));
+        }
+        out
+    }
+
+    /// Messages facts are extracted from: what the user said, and in a conversation
+    /// between named people what each of them said (all are `user` messages; the
+    /// assistant's and the system's are not statements by a person).
+    pub fn speaking_messages(&self) -> impl Iterator<Item = (usize, &Message)> {
+        self.user_messages()
+    }
+
+    /// The named speakers of the session, in order of first appearance.
+    pub fn speakers(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (_, m) in self.user_messages() {
+            if let Some(n) = m.speaker()
+                && !out.iter().any(|o| o == n)
+            {
+                out.push(n.to_owned());
+            }
         }
         out
     }
@@ -160,8 +198,26 @@ fn one_session(at: &str, v: &Value) -> Result<Session, CortexError> {
                 )));
             }
         };
+        let name = match m.get("name") {
+            Some(Value::String(n)) if !n.trim().is_empty() => {
+                let n = n.trim();
+                if n.chars().count() > 100 || n.chars().any(char::is_control) {
+                    return Err(CortexError::Input(format!(
+                        "{here}.name: a speaker's name is one line of at most 100 characters"
+                    )));
+                }
+                Some(n.to_owned())
+            }
+            Some(Value::String(_)) | Some(Value::Null) | None => None,
+            Some(_) => {
+                return Err(CortexError::Input(format!(
+                    "{here}.name: expected a string (the speaker's name)"
+                )));
+            }
+        };
         messages.push(Message {
             role: role.trim().to_lowercase(),
+            name,
             content,
         });
     }
@@ -193,6 +249,12 @@ fn one_session(at: &str, v: &Value) -> Result<Session, CortexError> {
             for m in &messages {
                 h.update(m.role.as_bytes());
                 h.update(&[0]);
+                // Only named messages hash their name, so ids of unnamed sessions
+                // stay what they were.
+                if let Some(n) = m.speaker() {
+                    h.update(n.as_bytes());
+                    h.update(&[1]);
+                }
                 h.update(m.content.as_bytes());
                 h.update(&[0]);
             }
@@ -225,6 +287,26 @@ mod tests {
             parse_sessions(r#"[{"id":"a","date":"2026-05-20","messages":[{"content":"x"}]}]"#)
                 .expect_err("no role");
         assert!(err.to_string().contains("sessions[0].messages[0]"), "{err}");
+        let named = parse_sessions(
+            r#"[{"id":"n","date":"2023-05-08","messages":[{"role":"user","name":"Caroline","content":"I went to a support group."},{"role":"user","name":"Melanie","content":"Proud of you!"}]}]"#,
+        )
+        .expect("named");
+        assert_eq!(named[0].messages[0].speaker(), Some("Caroline"));
+        let t = named[0].transcript();
+        assert!(t.contains("## m0 user Caroline\n"), "{t}");
+        assert!(t.contains("## m1 user Melanie\n"), "{t}");
+        assert!(
+            s[0].transcript().contains("## m0 user\n"),
+            "unnamed: as before"
+        );
+        let err = parse_sessions(
+            r#"[{"id":"a","date":"2026-05-20","messages":[{"role":"user","name":7,"content":"x"}]}]"#,
+        )
+        .expect_err("name not a string");
+        assert!(
+            err.to_string().contains("sessions[0].messages[0].name"),
+            "{err}"
+        );
         let err =
             parse_sessions(r#"[{"id":"a","date":"May","messages":[]}]"#).expect_err("bad date");
         assert!(err.to_string().contains("sessions[0].date"), "{err}");

@@ -16,20 +16,25 @@ const ABBREVIATIONS: &[&str] = &[
 ];
 
 /// Splits text into sentences: UAX #29 boundaries, glued back over abbreviations,
-/// and split again at line breaks (chat messages use them as sentence ends).
+/// split again at line breaks (chat messages use them as sentence ends) and after a
+/// `.`, `!` or `?` followed by a lower-case word, which UAX #29 keeps together but
+/// chat writes all the time ("rough night. sev1 yesterday").
 pub fn sentences(text: &str) -> Vec<String> {
     let text = text.replace(['\u{2019}', '\u{2018}'], "'");
     let mut out: Vec<String> = Vec::new();
     for line in text.split('\n') {
         let mut pending = String::new();
-        for s in line.unicode_sentences() {
+        for s in line.unicode_sentences().flat_map(split_lower) {
             pending.push_str(s);
             let last = pending
                 .split_whitespace()
                 .last()
                 .unwrap_or_default()
                 .to_lowercase();
-            if ABBREVIATIONS.contains(&last.as_str()) {
+            // "Dr. Weber", "J. Smith": not a sentence end.
+            let initial =
+                last.len() == 2 && last.ends_with('.') && last.starts_with(char::is_alphabetic);
+            if ABBREVIATIONS.contains(&last.as_str()) || initial {
                 continue;
             }
             let t = pending.trim();
@@ -42,6 +47,49 @@ pub fn sentences(text: &str) -> Vec<String> {
         if !t.is_empty() {
             out.push(t.to_owned());
         }
+    }
+    out
+}
+
+/// Splits one UAX #29 sentence after `.`/`!`/`?` (and closing quotes or brackets)
+/// followed by whitespace and a lower-case letter, keeping the whitespace.
+fn split_lower(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        if matches!(c, '.' | '!' | '?') {
+            // The run of terminators and closers.
+            let mut j = i + 1;
+            while j < chars.len() && matches!(chars[j].1, '.' | '!' | '?' | '"' | ')' | '\'') {
+                j += 1;
+            }
+            let ws = j < chars.len() && chars[j].1.is_whitespace();
+            let mut k = j;
+            while k < chars.len() && chars[k].1.is_whitespace() {
+                k += 1;
+            }
+            // UAX #29 already ends a sentence before a capital; chat starts the next
+            // one in lower case, with a number or an amount just as often.
+            let next_lower = k < chars.len()
+                && (chars[k].1.is_lowercase()
+                    || chars[k].1.is_ascii_digit()
+                    || matches!(chars[k].1, '£' | '$' | '€' | '#' | '@' | '('));
+            // Not "2.5", not "e.g." (no whitespace), and something before it.
+            if ws && next_lower && at > from {
+                let end = chars.get(k).map_or(s.len(), |(b, _)| *b);
+                out.push(&s[from..end]);
+                from = end;
+            }
+            i = j.max(i + 1);
+            continue;
+        }
+        i += 1;
+    }
+    if from < s.len() {
+        out.push(&s[from..]);
     }
     out
 }
@@ -249,6 +297,36 @@ pub const COMMON: &[&str] = &[
     "cool",
 ];
 
+/// True for a calendar word (a weekday or month, folded): a date, never a name.
+pub fn is_calendar(norm: &str) -> bool {
+    CALENDAR.contains(&norm)
+        || matches!(
+            norm,
+            "mon"
+                | "tue"
+                | "tues"
+                | "wed"
+                | "thu"
+                | "thur"
+                | "thurs"
+                | "fri"
+                | "sat"
+                | "sun"
+                | "jan"
+                | "feb"
+                | "mar"
+                | "apr"
+                | "jun"
+                | "jul"
+                | "aug"
+                | "sep"
+                | "sept"
+                | "oct"
+                | "nov"
+                | "dec"
+        )
+}
+
 /// Calendar words: dates, never entities.
 const CALENDAR: &[&str] = &[
     "monday",
@@ -340,6 +418,14 @@ const PERSON_CUES: &[&str] = &[
     "named",
     "name",
 ];
+/// Verbs whose subject is a person ("Léa said", "Ollie moves in").
+const PERSON_VERBS: &[&str] = &[
+    "said", "says", "told", "tells", "asked", "asks", "wants", "wanted", "thinks", "thought",
+    "reckons", "rang", "rings", "texted", "emailed", "called", "proposed", "loves", "hates",
+    "likes", "lives", "lived", "works", "worked", "teaches", "taught", "died", "passed", "married",
+    "retired", "turned", "turns", "who",
+];
+
 const PET_CUES: &[&str] = &[
     "cat", "dog", "kitten", "puppy", "pet", "hamster", "parrot", "rabbit", "horse", "bird",
 ];
@@ -464,6 +550,9 @@ impl Lexicon {
                 && w.chars()
                     .filter(|c| c.is_alphabetic())
                     .all(char::is_uppercase);
+            // SHOUTING ("WE'RE ENGAGED") is words, not names.
+            let shouted = acronym && w.len() > 2 && crate::dict::is_listed(&l.replace('\'', ""));
+            let cap = cap && !shouted;
             let starts = cap
                 && if initial {
                     self.initial_is_name(w, words.get(i + 1))
@@ -523,10 +612,15 @@ impl Lexicon {
         let folded = format!(" {} ", fold_name(sentence));
         for (f, display, kind) in &self.known {
             if folded.contains(&format!(" {f} ")) && !out.iter().any(|s| fold_name(&s.name) == *f) {
-                let at = lower
+                let first = f.split(' ').next().unwrap_or_default();
+                // The token the name starts in; a name inside a token ("ledger-api")
+                // is no mention of it.
+                let Some(at) = lower
                     .iter()
-                    .position(|w| fold_name(w) == f.split(' ').next().unwrap_or_default())
-                    .unwrap_or(0);
+                    .position(|w| fold_name(w) == first || fold_name(w) == *f)
+                else {
+                    continue;
+                };
                 out.push(Spotted {
                     name: display.clone(),
                     kind: kind.clone(),
@@ -570,6 +664,37 @@ impl Lexicon {
         if before.iter().any(|b| PERSON_CUES.contains(b)) {
             return Some("person".into());
         }
+        // "Dr Benslimane", "Mrs Okafor": a title makes a person.
+        let first = fold_name(name.split(' ').next().unwrap_or_default());
+        if name.contains(' ')
+            && matches!(
+                first.as_str(),
+                "dr" | "mr"
+                    | "mrs"
+                    | "ms"
+                    | "miss"
+                    | "prof"
+                    | "professor"
+                    | "madame"
+                    | "monsieur"
+                    | "frau"
+                    | "herr"
+                    | "aunty"
+                    | "auntie"
+                    | "uncle"
+                    | "sir"
+                    | "dame"
+            )
+        {
+            return Some("person".into());
+        }
+        // Verbs only people do, right after the name.
+        if lower
+            .get(end)
+            .is_some_and(|n| PERSON_VERBS.contains(&n.as_str()))
+        {
+            return Some("person".into());
+        }
         if lower.get(end).is_some_and(|n| {
             matches!(
                 n.as_str(),
@@ -600,21 +725,24 @@ impl Lexicon {
     }
 }
 
+/// First-person forms and what they become; `\u{1}` stands for the speaker.
 static FIRST_PERSON: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     let rules: &[(&str, &str)] = &[
-        (r"\bI'm\b|\bI am\b", "User is"),
-        (r"\bI've\b", "User has"),
-        (r"\bI'll\b", "User will"),
-        (r"\bI'd\b", "User would"),
-        (r"\bI don't\b|\bI do not\b", "User does not"),
-        (r"\bI didn't\b", "User did not"),
-        (r"\bI have\b", "User has"),
-        (r"\bI do\b", "User does"),
-        (r"\bI\b", "User"),
-        (r"\b[Mm]y\b", "User's"),
-        (r"\b[Mm]ine\b", "User's"),
-        (r"\b[Mm]yself\b", "User"),
-        (r"\bme\b", "User"),
+        (r"(?i)\bI'm\b|\bI am\b|\bim\b", "\u{1} is"),
+        (r"(?i)\bI've\b|\bive\b", "\u{1} has"),
+        (r"(?i)\bI'll\b", "\u{1} will"),
+        (r"(?i)\bI'd\b", "\u{1} would"),
+        (r"(?i)\bI don't\b|\bI do not\b|\bI dont\b", "\u{1} does not"),
+        (r"(?i)\bI didn't\b|\bI didnt\b", "\u{1} did not"),
+        (r"(?i)\bI can't\b|\bI cant\b", "\u{1} cannot"),
+        (r"(?i)\bI was\b", "\u{1} was"),
+        (r"(?i)\bI have\b", "\u{1} has"),
+        (r"(?i)\bI do\b", "\u{1} does"),
+        (r"(?i)\bI\b", "\u{1}"),
+        (r"(?i)\bmy\b", "\u{1}'s"),
+        (r"(?i)\bmine\b", "\u{1}'s"),
+        (r"(?i)\bmyself\b", "\u{1}"),
+        (r"(?i)\bme\b", "\u{1}"),
     ];
     rules
         .iter()
@@ -622,33 +750,198 @@ static FIRST_PERSON: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         .collect()
 });
 
-static THIRD_PERSON_VERB: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\bUser (start|work|live|like|love|take|need|want|know|think|climb|bike|water|go|eat|speak|use|prefer|own|hate|plan|study|play|run|teach|drive|cook|read|write|walk|swim|visit|keep|feel|get|make|come|buy|pay|wear|watch|listen|practice|practise|train|commute|hope|miss|enjoy|call|lead|stay|move|leave|sleep)\b")
-        .expect("valid verb pattern")
-});
+/// A verb right after the speaker, to be inflected ("\u{1} live" → "\u{1} lives"):
+/// any lower-case word that is not already a form that needs nothing.
+static SPEAKER_VERB: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\x01 ([a-z]+)\b").expect("valid verb pattern"));
+
+/// Words after the speaker that are not present-tense verbs to inflect.
+const NOT_INFLECTED: &[&str] = &[
+    "is",
+    "has",
+    "was",
+    "will",
+    "would",
+    "does",
+    "did",
+    "cannot",
+    "can",
+    "could",
+    "should",
+    "must",
+    "might",
+    "may",
+    "had",
+    "also",
+    "just",
+    "still",
+    "never",
+    "always",
+    "really",
+    "only",
+    "even",
+    "already",
+    "usually",
+    "often",
+    "sometimes",
+    "then",
+    "and",
+    "or",
+    "but",
+    "too",
+    "now",
+    "to",
+    "of",
+    "in",
+    "on",
+    "at",
+    "for",
+    "with",
+    "from",
+    "by",
+    "as",
+    "so",
+    "a",
+    "an",
+    "the",
+    "s",
+    "went",
+    "got",
+    "said",
+    "told",
+    "made",
+    "took",
+    "came",
+    "saw",
+    "bought",
+    "sold",
+    "left",
+    "ran",
+    "met",
+    "found",
+    "gave",
+    "kept",
+    "felt",
+    "thought",
+    "knew",
+    "wrote",
+    "read",
+    "put",
+    "set",
+    "let",
+    "cut",
+    "hit",
+    "quit",
+    "paid",
+    "sent",
+    "spent",
+    "lost",
+    "won",
+    "became",
+    "began",
+    "broke",
+    "chose",
+    "drove",
+    "ate",
+    "fell",
+    "flew",
+    "forgot",
+    "grew",
+    "heard",
+    "held",
+    "hurt",
+    "lent",
+    "meant",
+    "rang",
+    "rode",
+    "sang",
+    "sat",
+    "slept",
+    "spoke",
+    "stood",
+    "swam",
+    "taught",
+    "threw",
+    "understood",
+    "woke",
+    "wore",
+    "finally",
+    "probably",
+    "definitely",
+    "actually",
+    "basically",
+    "mostly",
+    "hardly",
+    "barely",
+    "rarely",
+    "once",
+    "twice",
+    "myself",
+    "herself",
+    "himself",
+];
+
+fn inflect(v: &str) -> String {
+    if v.ends_with("ed") && v.len() > 4 {
+        return v.to_owned();
+    }
+    if v == "have" {
+        return "has".to_owned();
+    }
+    if v == "am" || v == "are" {
+        return "is".to_owned();
+    }
+    if v == "do" {
+        return "does".to_owned();
+    }
+    if v == "go" {
+        return "goes".to_owned();
+    }
+    let b = v.as_bytes();
+    if v.len() > 2 && v.ends_with('y') && !b"aeiou".contains(&b[b.len() - 2]) {
+        return format!("{}ies", &v[..v.len() - 1]);
+    }
+    if v.ends_with('o')
+        || v.ends_with("ch")
+        || v.ends_with("sh")
+        || v.ends_with('s')
+        || v.ends_with('x')
+        || v.ends_with('z')
+    {
+        return format!("{v}es");
+    }
+    format!("{v}s")
+}
 
 /// Rewrites first person into third ("I'm vegetarian" → "User is vegetarian") so a
 /// memory reads the same whoever retrieves it.
 pub fn third_person(sentence: &str) -> String {
+    third_person_as(sentence, "User")
+}
+
+/// [`third_person`] with the speaker named `who` ("Caroline", or "User").
+pub fn third_person_as(sentence: &str, who: &str) -> String {
     let mut s = sentence.replace(['\u{2019}', '\u{2018}'], "'");
     for (re, rep) in FIRST_PERSON.iter() {
         s = re.replace_all(&s, *rep).into_owned();
     }
-    s = THIRD_PERSON_VERB
+    s = SPEAKER_VERB
         .replace_all(&s, |c: &regex::Captures| {
             let v = &c[1];
-            let inflected =
-                if v.ends_with('o') || v.ends_with("ch") || v.ends_with("sh") || v.ends_with('s') {
-                    format!("{v}es")
-                } else if v == "have" {
-                    "has".to_owned()
-                } else {
-                    format!("{v}s")
-                };
-            format!("User {inflected}")
+            // Only a word whose inflected form is a word ("teach" → "teaches"; not
+            // "drank" → "dranks").
+            let inflected = inflect(v);
+            if NOT_INFLECTED.contains(&v)
+                || v.ends_with("ly")
+                || !crate::dict::is_listed(&inflected)
+            {
+                format!("\u{1} {v}")
+            } else {
+                format!("\u{1} {inflected}")
+            }
         })
         .into_owned();
-    s
+    s.replace('\u{1}', who)
 }
 
 /// Lowercase content words (no stopwords, at least 3 letters), for overlap tests.
@@ -690,10 +983,14 @@ mod tests {
 
     #[test]
     fn sentences_survive_abbreviations() {
-        let s = sentences("I took her to Dr. Weber this morning. Just a hairball! Ok?\nNew line");
+        let s = sentences(
+            "rough night. sev1 yesterday, pg went sideways. I took her to Dr. Weber this morning. Just a hairball! Ok?\nNew line",
+        );
         assert_eq!(
             s,
             vec![
+                "rough night.",
+                "sev1 yesterday, pg went sideways.",
                 "I took her to Dr. Weber this morning.",
                 "Just a hairball!",
                 "Ok?",

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gitloom_cortex::llm::{ChatClient, ChatConfig};
-use gitloom_cortex::{IngestOptions, ModelExtractor, answer, ingest, parse_sessions};
+use gitloom_cortex::{IngestOptions, IngestStage, ModelExtractor, answer, ingest, parse_sessions};
 use gitloom_engine::{EmbedderChoice, Engine, EngineOptions};
 use serde_json::{Value, json};
 
@@ -23,6 +23,8 @@ enum Reply {
     Hang,
     /// A chat completion whose message content is this text.
     Content(String),
+    /// The same, streamed as server-sent events in chunks of this many characters.
+    Stream(String, usize),
 }
 
 struct Server {
@@ -112,6 +114,24 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                         let mut buf = [0u8; 1];
                         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
                         let _ = stream.read(&mut buf);
+                    }
+                    Reply::Stream(text, size) => {
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                        );
+                        let chars: Vec<char> = text.chars().collect();
+                        for piece in chars.chunks(size.max(1)) {
+                            let chunk = json!({"object": "chat.completion.chunk",
+                                "choices": [{"index": 0, "delta": {"content": piece.iter().collect::<String>()},
+                                             "finish_reason": null}]});
+                            let _ = write!(stream, "data: {chunk}\n\n");
+                            let _ = stream.flush();
+                        }
+                        let last = json!({"object": "chat.completion.chunk",
+                            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+                        let _ = write!(stream, "data: {last}\n\ndata: [DONE]\n\n");
+                        let _ = stream.flush();
                     }
                     Reply::Content(text) => {
                         let body = json!({
@@ -257,12 +277,14 @@ fn output_that_stays_malformed_is_reported_and_never_written() {
         "{err}"
     );
     assert_eq!(server.seen.lock().expect("log").len(), 3);
-    // Only the transcript was committed: nothing invalid, nothing lost.
+    // Nothing was committed, not even the transcript: nothing invalid, and the
+    // session is not taken for ingested, so a later run extracts it again.
+    assert!(report.sessions[0].failed);
     assert_eq!(report.sessions[0].paths, Vec::<String>::new());
     let tree = engine.tree(None).expect("tree");
     let listing = serde_json::to_string(&tree).expect("json");
     assert!(!listing.contains("facts/"), "{listing}");
-    assert!(engine.get("sessions/2026-07-30/s1.md", None).is_ok());
+    assert!(engine.get("sessions/2026-07-30/s1.md", None).is_err());
 }
 
 #[test]
@@ -582,4 +604,132 @@ fn the_judge_resolves_a_flagged_reference() {
         "{content}"
     );
     assert!(!content.contains("unresolved"), "{content}");
+}
+
+/// The model server is down for the first run: the sessions are reported as failed and
+/// nothing of them is written (not even the transcript that marks a session as
+/// ingested), so the second run, with the server back, extracts them.
+#[test]
+fn a_session_whose_extraction_failed_is_extracted_by_the_next_run() {
+    let healthy = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let up = Arc::clone(&healthy);
+    let server = serve_with(move |_, _| {
+        if up.load(Ordering::SeqCst) {
+            Reply::Content(good_facts())
+        } else {
+            Reply::Http(503, r#"{"error": {"message": "loading model"}}"#.into())
+        }
+    });
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(SESSION).expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 1));
+    let head_before = engine.store().head().expect("head");
+
+    let first = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("a failed extraction is reported, not an error of the run");
+    assert_eq!((first.failed, first.commits), (1, 0), "{first:#?}");
+    assert!(first.sessions[0].failed, "{first:#?}");
+    assert!(
+        first.sessions[0].errors[0].contains("extraction failed"),
+        "{first:#?}"
+    );
+    assert_eq!(
+        engine.store().head().expect("head"),
+        head_before,
+        "nothing committed"
+    );
+    assert!(
+        engine.get("sessions/2026-07-30/s1.md", None).is_err(),
+        "the transcript of a failed session is not stored"
+    );
+
+    healthy.store(true, Ordering::SeqCst);
+    let second = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("second run");
+    assert_eq!(
+        (second.failed, second.commits, second.new),
+        (0, 1, 1),
+        "{second:#?}"
+    );
+    assert!(
+        !second.sessions[0].skipped,
+        "not taken for already ingested"
+    );
+    assert!(engine.get("sessions/2026-07-30/s1.md", None).is_ok());
+    // And now it is ingested: a third run skips it.
+    let third = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("third run");
+    assert!(third.sessions[0].skipped, "{third:#?}");
+}
+
+/// A streamed reply (server-sent events) is read whole, and its progress reaches the
+/// caller while the model is still writing.
+#[test]
+fn a_streamed_reply_is_read_and_reports_progress() {
+    let server = serve(vec![Reply::Stream(good_facts(), 40)]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(SESSION).expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 0));
+    let seen = Mutex::new(Vec::new());
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|p| seen.lock().expect("seen").push((p.stage, p.received)),
+    )
+    .expect("ingest");
+    assert_eq!((report.errors, report.new), (0, 1), "{report:#?}");
+    let seen = seen.into_inner().expect("seen");
+    let before_done = seen
+        .iter()
+        .take_while(|(stage, _)| *stage != IngestStage::Extracted)
+        .collect::<Vec<_>>();
+    assert_eq!(before_done[0], &(IngestStage::Extracting, 0), "{seen:?}");
+    assert!(
+        before_done.iter().any(|(_, n)| *n >= 256),
+        "characters received are reported during extraction: {seen:?}"
+    );
+    let body = &server.seen.lock().expect("log")[0].1;
+    assert_eq!(body["stream"], true);
+    assert!(body["max_tokens"].as_u64().is_some());
+    // The schema bounds message indexes to the session's messages.
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["properties"]["facts"]["items"]["properties"]["messages"]["items"]["maximum"],
+        1
+    );
+}
+
+#[test]
+fn a_local_endpoint_is_recognised() {
+    for (url, local) in [
+        ("http://127.0.0.1:8080", true),
+        ("http://localhost:8080/v1", true),
+        ("http://[::1]:8080", true),
+        ("https://api.openai.com", false),
+        ("http://10.1.2.3:8080", false),
+    ] {
+        assert_eq!(ChatConfig::new(url, "m").is_local(), local, "{url}");
+    }
 }

@@ -123,31 +123,26 @@ impl Engine {
         message: String,
         time: Option<jiff::Timestamp>,
     ) -> Result<WriteOutcome> {
-        let now = time.unwrap_or_else(jiff::Timestamp::now);
-        let mut errors = Vec::new();
-        let mut changes = Vec::with_capacity(files.len());
-        for (path, bytes) in files {
-            match bytes {
-                Some(b) => match validate(&path, &b, now) {
-                    Ok(b) => changes.push((path, Some(b))),
-                    Err(e) => errors.push(e),
-                },
-                None => changes.push((path, None)),
-            }
-        }
-        if !errors.is_empty() {
-            return Err(EngineError::Invalid(errors));
-        }
-        let paths = changes.iter().map(|(p, _)| p.to_string()).collect();
-        let batch = Batch {
-            changes,
-            message,
-            time,
-            allow_dirty_overwrite: false,
-            base,
-        };
+        let paths = files.iter().map(|(p, _)| p.to_string()).collect();
+        let batch = validated(base, files, message, time)?;
         // Alone, or with the writes that arrive meanwhile (`group.rs`).
         self.commit_batch(batch, paths)
+    }
+
+    /// [`Engine::write_batch_on`] without the index sync: the commit is in git, and
+    /// the index catches up at the next read (or an explicit [`Engine::sync`]). For a
+    /// writer making many commits in a row (ingestion, one per session) that reads
+    /// nothing from the index in between, so it syncs once at the end.
+    pub fn commit_batch_on(
+        &self,
+        base: Option<gitloom_store::ObjectId>,
+        files: Vec<(StorePath, Option<Vec<u8>>)>,
+        message: String,
+        time: Option<jiff::Timestamp>,
+    ) -> Result<Option<String>> {
+        let batch = validated(base, files, message, time)?;
+        let outcome = self.store.commit(&batch)?;
+        Ok(outcome.map(|o| o.commit.to_string()))
     }
 
     /// Imports every `*.md` below `src` (paths relative to it) as one commit.
@@ -190,6 +185,38 @@ impl Engine {
         let message = format!("import: {} files from {}", batch.len(), src.display());
         self.write_batch(batch, message, None)
     }
+}
+
+/// Every file of a batch validated (and normalised) before anything is written: one
+/// refused file refuses the batch, with every error listed.
+fn validated(
+    base: Option<gitloom_store::ObjectId>,
+    files: Vec<(StorePath, Option<Vec<u8>>)>,
+    message: String,
+    time: Option<jiff::Timestamp>,
+) -> Result<Batch> {
+    let now = time.unwrap_or_else(jiff::Timestamp::now);
+    let mut errors = Vec::new();
+    let mut changes = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        match bytes {
+            Some(b) => match validate(&path, &b, now) {
+                Ok(b) => changes.push((path, Some(b))),
+                Err(e) => errors.push(e),
+            },
+            None => changes.push((path, None)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(EngineError::Invalid(errors));
+    }
+    Ok(Batch {
+        changes,
+        message,
+        time,
+        allow_dirty_overwrite: false,
+        base,
+    })
 }
 
 fn collect_markdown(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<()> {

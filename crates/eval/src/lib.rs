@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub mod data_root;
+pub mod e2e;
 pub mod engine_backend;
 pub mod gate;
 pub mod locomo;

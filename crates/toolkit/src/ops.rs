@@ -270,6 +270,23 @@ fn chat_client() -> R<Option<gitloom_cortex::llm::ChatClient>> {
     let mut config = gitloom_cortex::llm::ChatConfig::new(url, model);
     config.api_key_env =
         Some(std::env::var("GITLOOM_LLM_KEY_ENV").unwrap_or_else(|_| "OPENAI_API_KEY".to_owned()));
+    // Seconds per model request; the default suits a CPU-served model.
+    if let Some(t) = std::env::var("GITLOOM_LLM_TIMEOUT")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+    {
+        let secs = t
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|s| *s > 0)
+            .ok_or_else(|| {
+                OpError::Internal(format!(
+                    "the server's GITLOOM_LLM_TIMEOUT is {t:?}, not a whole number of seconds"
+                ))
+            })?;
+        config.timeout = std::time::Duration::from_secs(secs);
+    }
     Ok(Some(gitloom_cortex::llm::ChatClient::new(config)?))
 }
 

@@ -1,0 +1,254 @@
+//! Cues: the questions a memory answers, asked the way its owner would ask them
+//! ("how much … rent", "who is Callum"), so the cue arm can meet a question that
+//! shares no word with the memory's body.
+//!
+//! Three kinds, most specific first: a question per sentence whose answer type it can
+//! tell (an amount → "how much", a date → "when", a count → "how many", a place →
+//! "where"), made of the sentence in the first person with the answer taken out; the
+//! questions about the subject ("who is …"); and the topic's general questions.
+
+use std::sync::LazyLock;
+
+use gitloom_model::Tier;
+use regex::Regex;
+
+/// Cues per memory, at most.
+pub const MAX: usize = 6;
+/// And at least (padded with the topic's questions).
+pub const MIN: usize = 3;
+
+pub struct CueInput<'a> {
+    pub subject: &'a str,
+    pub subject_kind: Option<&'a str>,
+    pub about_speaker: bool,
+    pub named_speaker: bool,
+    pub topic: &'a str,
+    pub tier: Tier,
+    pub sentences: &'a [String],
+    pub employer: bool,
+    /// The question the memory answers, as the one before asked it.
+    pub asked: Option<&'a str>,
+}
+
+static OCCUPATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:is|'s|was|works as|worked as|job as|trained as)\s+(?:a|an)\s+[a-z]")
+        .expect("valid occupation pattern")
+});
+
+static MONEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)[£$€¥]\s?\d[\d,.]*k?|\b\d[\d,.]*\s?(?:k\b)?\s*(?:euros?|pounds?|dollars?|quid|eur|gbp|usd|cad)\b")
+        .expect("valid money pattern")
+});
+static DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b(?:\s+\d{4})?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s+\d{4})?|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bin\s+(?:19|20)\d{2}\b|\bsince\s+(?:19|20)\d{2}\b")
+        .expect("valid date pattern")
+});
+static COUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b\d+(?:\.\d+)?\s+(?:[a-z]+\s+)?(?:years?|months?|weeks?|days?|hours?|minutes?|times?|people|kids|children|plots?|cups?|km|miles?|kg|mg|percent|%)\b|\b\d+(?:\.\d+)?%")
+        .expect("valid count pattern")
+});
+static PLACE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:in|at|to|from|near)\s+(?:the\s+)?[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*")
+        .expect("valid place pattern")
+});
+
+/// The topic's general questions.
+fn topic_questions(topic: &str) -> &'static [&'static str] {
+    match topic {
+        "work" => &["what is my job", "what is happening at work"],
+        "home" => &["where do I live", "what is my home like"],
+        "family" => &["who is in my family", "what is going on with my family"],
+        "people" => &["who are the people in my life", "who do I know"],
+        "health" => &[
+            "what health problems do I have",
+            "what medication do I take",
+        ],
+        "money" => &["how much money do I have", "what do I pay for"],
+        "food" => &["what do I eat", "what food do I like"],
+        "pets" => &["what pets do I have", "who looks after my pet"],
+        "travel" => &["what are my travel plans", "where am I travelling"],
+        "transport" => &["how do I get around", "what car do I have"],
+        "fitness" => &["what exercise do I do", "what sport do I do"],
+        "hobbies" => &["what are my hobbies", "what do I do in my free time"],
+        "study" => &["what am I studying", "when are my assignments due"],
+        "languages" => &["what languages do I speak", "which language am I learning"],
+        "tech" => &["what devices do I have", "what is my computer setup"],
+        "events" => &["what events are coming up", "what is on my calendar"],
+        "admin" => &[
+            "what appointments do I have",
+            "what paperwork do I have to do",
+        ],
+        "preferences" => &["how should answers be written", "what are my rules for you"],
+        _ => &["what did I say"],
+    }
+}
+
+fn entity_questions(name: &str, kind: Option<&str>) -> Vec<String> {
+    match kind {
+        Some("person") => vec![
+            format!("who is {name}"),
+            format!("what do I know about {name}"),
+        ],
+        Some("pet") => vec![format!("who is {name}"), format!("how is {name}")],
+        Some("org") => vec![
+            format!("what is {name}"),
+            format!("what do I know about {name}"),
+        ],
+        Some("place") => vec![
+            format!("what about {name}"),
+            format!("when was I in {name}"),
+        ],
+        _ => vec![format!("what do I know about {name}")],
+    }
+}
+
+/// The sentence as its speaker would say it: "User" back to "I", "User's" to "my".
+fn first_person(s: &str) -> String {
+    let s = s
+        .replace("User's", "my")
+        .replace("User is", "I am")
+        .replace("User has", "I have")
+        .replace("User does", "I do");
+    let s = s.replace("the assistant", "you");
+    // "User pays" → "I pay": the verb back to its plain form, where the list knows it.
+    let mut out: Vec<String> = Vec::new();
+    let mut after_user = false;
+    for w in s.split(' ') {
+        if after_user {
+            let plain = [
+                w.strip_suffix("ies").map(|b| format!("{b}y")),
+                w.strip_suffix("es").map(str::to_owned),
+                w.strip_suffix('s').map(str::to_owned),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|p| p.len() >= 2 && crate::dict::is_listed(p));
+            out.push(plain.unwrap_or_else(|| w.to_owned()));
+        } else if w == "User" {
+            out.push("I".to_owned());
+        } else {
+            out.push(w.to_owned());
+        }
+        after_user = w == "User";
+    }
+    out.join(" ")
+}
+
+/// One question for `sentence` when its answer type shows, else `None`.
+fn question(sentence: &str, keep_subject: bool) -> Option<String> {
+    let said = if keep_subject {
+        sentence.to_owned()
+    } else {
+        first_person(sentence)
+    };
+    let (wh, re): (&str, &Regex) = if MONEY.is_match(&said) {
+        ("how much", &MONEY)
+    } else if COUNT.is_match(&said) {
+        ("how many", &COUNT)
+    } else if DATE.is_match(&said) {
+        ("when", &DATE)
+    } else if PLACE.is_match(&said) {
+        ("where", &PLACE)
+    } else {
+        return None;
+    };
+    let stripped = re.replace_all(&said, " ");
+    let words: Vec<&str> = stripped
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'')))
+        .filter(|w| !w.is_empty())
+        .take(12)
+        .collect();
+    if words.len() < 2 {
+        return None;
+    }
+    Some(format!("{wh} {}", words.join(" ").to_lowercase()))
+}
+
+/// The cues of one memory: see the module docs.
+pub fn cues(i: &CueInput) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let push = |c: String, out: &mut Vec<String>| {
+        let c = c.trim().to_owned();
+        if !c.is_empty() && !out.iter().any(|o| o.eq_ignore_ascii_case(&c)) && out.len() < MAX {
+            out.push(c);
+        }
+    };
+    if i.employer {
+        for c in [
+            "where do I work",
+            "who is my employer",
+            "what company do I work for",
+        ] {
+            push(c.to_owned(), &mut out);
+        }
+    }
+    if let Some(q) = i.asked {
+        // Asked to the speaker: "you" is them.
+        let q = q
+            .replace("you're", "I am")
+            .replace("your", "my")
+            .replace("you", "I")
+            .trim_end_matches('?')
+            .to_lowercase();
+        push(q, &mut out);
+    }
+    for s in i.sentences.iter().take(2) {
+        if let Some(q) = question(s, i.named_speaker) {
+            push(q, &mut out);
+        }
+    }
+    if i.sentences.iter().take(2).any(|s| OCCUPATION.is_match(s)) {
+        if i.about_speaker && !i.named_speaker {
+            push("what do I do for a living".to_owned(), &mut out);
+        } else {
+            push(format!("what does {} do for a living", i.subject), &mut out);
+        }
+    }
+    if !i.about_speaker || i.named_speaker {
+        for c in entity_questions(i.subject, i.subject_kind) {
+            push(c, &mut out);
+        }
+    }
+    if i.tier == Tier::Skills {
+        push("how do I do this".to_owned(), &mut out);
+        push("what are the steps".to_owned(), &mut out);
+    }
+    for c in topic_questions(if i.tier == Tier::Rules {
+        "preferences"
+    } else {
+        i.topic
+    }) {
+        push((*c).to_owned(), &mut out);
+    }
+    if out.len() < MIN {
+        push(
+            format!("what do I know about {}", i.topic.replace('-', " ")),
+            &mut out,
+        );
+        push(
+            format!("what did I say about {}", i.topic.replace('-', " ")),
+            &mut out,
+        );
+        push("what did I tell you".to_owned(), &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_by_answer_type() {
+        assert_eq!(
+            question("User pays £625 each for the flat from October.", false).as_deref(),
+            Some("how much i pay each for the flat from october")
+        );
+        assert!(
+            question("User's next cardiology appointment is 3 June.", false)
+                .is_some_and(|q| q.starts_with("when my next cardiology appointment"))
+        );
+        assert_eq!(question("User likes tea.", false), None);
+    }
+}

@@ -1,0 +1,660 @@
+//! The offline extractor: deterministic, no model, no network.
+//!
+//! Per message of a speaker (the user's messages; in a conversation between named
+//! people, everyone's): split into sentences and clauses ([`speech`]); drop what only
+//! keeps the conversation going, questions and requests to the assistant; resolve dates
+//! against the session's day; decide each sentence's subject ([`subject`]): a name it
+//! is about, the subject before it when it refers back ("she", "it"), else the speaker.
+//! Sentences of one message about one subject (and, for the speaker, one topic) make
+//! one fact: one memory per message and subject, so a memory cites exactly the message
+//! that said it and holds one subject's facts. Written in the third person with the
+//! speaker named ("User" when the user is not), titled by its first clause
+//! ([`title`]), filed under a topic from its words ([`topics`]), with question-shaped
+//! cues.
+//!
+//! A statement that fits no topic is still kept, under [`topics::FALLBACK`]: nothing a
+//! person said is dropped because it could not be placed.
+
+mod cues;
+mod names;
+mod speech;
+mod subject;
+mod title;
+mod topics;
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use gitloom_model::{Tier, fold_name};
+use regex::Regex;
+
+use crate::dates::{self, Found};
+use crate::error::CortexError;
+use crate::extract::{Dated, ExtractContext, Extractor, Fact, FactEntity};
+use crate::session::Session;
+use crate::text::{self, Lexicon, Spotted};
+
+pub use speech::Act;
+use subject::{Speaker, Subject};
+
+/// The offline extractor. Stateless; construct with `OfflineExtractor`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OfflineExtractor;
+
+/// Words that make a statement an incident: something broke or went wrong.
+const INCIDENT_WORDS: &[&str] = &[
+    "broke",
+    "broken",
+    "crashed",
+    "crash",
+    "failed",
+    "failure",
+    "outage",
+    "down",
+    "lost",
+    "stolen",
+    "accident",
+    "injured",
+    "leak",
+    "leaking",
+    "flooded",
+    "sev1",
+    "sev2",
+    "sev3",
+    "incident",
+    "paged",
+    "burst",
+    "fell",
+    "hacked",
+    "cancelled",
+];
+
+/// Words of a how-to: steps the user wants kept.
+const SKILL_WORDS: &[&str] = &[
+    "steps",
+    "step",
+    "runbook",
+    "procedure",
+    "instructions",
+    "recipe",
+    "checklist",
+    "how-to",
+    "howto",
+    "first",
+    "then",
+    "finally",
+];
+
+static EMPLOYER_START: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(offer from|start(?:ed|ing)? (?:at|with)|joined|join|(?:new |first |a )?job at|work(?:s|ing)? (?:at|for)|hired (?:at|by)|employed (?:at|by)|came for (?:my|a) (?:first )?job at)\s+(?:the\s+)?$")
+        .expect("valid employer pattern")
+});
+static EMPLOYER_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(last day (?:at|with)|left|quit|resigned from|leaving)\s+(?:the\s+)?$")
+        .expect("valid end pattern")
+});
+
+/// Sentences of one message about one subject: what becomes one fact.
+struct Unit {
+    subject: Subject,
+    speaker: Speaker,
+    message: usize,
+    act: Act,
+    topic: Option<&'static str>,
+    /// Third person, dates resolved.
+    sentences: Vec<String>,
+    /// As said (cleaned), for topics and tiers.
+    raw: Vec<String>,
+    /// Sentences at the start that only lead in to the first statement.
+    lead: usize,
+    /// The question this unit answers (the message before asked it).
+    answers: Option<String>,
+    entities: Vec<FactEntity>,
+    dates: Vec<(Found, String)>,
+    unresolved: Vec<String>,
+    employer_start: bool,
+    employer_end: bool,
+    start_date: Option<String>,
+    end_date: Option<String>,
+}
+
+impl Unit {
+    fn text(&self) -> String {
+        self.raw.join(" ")
+    }
+}
+
+/// Person pronouns whose referent the session may never name.
+const PERSON_PRONOUNS: &[&str] = &["he", "him", "his", "she", "her", "hers"];
+
+impl Extractor for OfflineExtractor {
+    fn id(&self) -> String {
+        format!("offline/{}", crate::EXTRACTOR_VERSION)
+    }
+
+    fn extract(&self, session: &Session, ctx: &ExtractContext) -> Result<Vec<Fact>, CortexError> {
+        let anchor = session.day()?;
+        let mut lex = Lexicon::default();
+        for k in &ctx.known {
+            lex.add_known(&k.name, k.kind.clone());
+        }
+        lex.learn(&ctx.run_text);
+        for (_, m) in session.speaking_messages() {
+            lex.learn(&m.content);
+        }
+        names::learn(&mut lex, &ctx.run_text);
+        let speakers: Vec<String> = session.speakers();
+        // With an assistant in the conversation, "you" is the assistant; between named
+        // people, the other one.
+        let addressed = session
+            .messages
+            .iter()
+            .any(|m| m.role.eq_ignore_ascii_case("assistant"));
+        for s in &speakers {
+            lex.add_known(s, Some("person".into()));
+        }
+        let mut units: Vec<Unit> = Vec::new();
+        let mut carry: Option<Subject> = None;
+        let mut last_person: Option<Spotted> = None;
+        let mut named_person = false;
+        for (mi, m) in session.speaking_messages() {
+            let speaker = match m.speaker() {
+                Some(n) => Speaker::Named(n.to_owned()),
+                None => Speaker::User,
+            };
+            let other = match &speaker {
+                Speaker::Named(n) if !addressed => {
+                    let others: Vec<&String> = speakers.iter().filter(|s| *s != n).collect();
+                    (others.len() == 1).then(|| others[0].clone())
+                }
+                _ => None,
+            };
+            let first_unit = units.len();
+            // What the message before asked, if this message answers it ("What did
+            // it fail on?" → "corroded brake pipes, …"): a reply means little alone.
+            let asked = mi
+                .checked_sub(1)
+                .and_then(|p| session.messages.get(p))
+                .filter(|p| p.speaker() != m.speaker() || p.role != m.role)
+                .and_then(|p| last_question(&p.content));
+            let clauses: Vec<String> = text::sentences(&m.content)
+                .iter()
+                .flat_map(|s| speech::clauses(&speech::clean(s)))
+                .collect();
+            // A short lead-in ("Sad news from Kerry.", "Big news:") goes with the
+            // statement after it rather than standing alone.
+            let mut lead_in: Option<(String, String)> = None;
+            for (ci, clause) in clauses.iter().enumerate() {
+                let clause = clause.clone();
+                let act = speech::act(&clause, addressed);
+                if matches!(act, Act::Chatter | Act::Question | Act::Request) {
+                    continue;
+                }
+                let ws = gitloom_model::text::words(&clause);
+                let short = ws.len() <= 4
+                    && !clause.contains(|c: char| c.is_ascii_digit())
+                    && act == Act::Statement
+                    && ci + 1 < clauses.len()
+                    && ws
+                        .first()
+                        .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()));
+                if short && lead_in.is_none() {
+                    let said =
+                        subject::third_person(&clause, &speaker, other.as_deref(), addressed);
+                    let (resolved, _) = dates::resolve(&said, anchor);
+                    lead_in = Some((clause.clone(), capitalise(&resolved)));
+                    continue;
+                }
+                {
+                    let spots = dedup_spots(lex.spot(&clause));
+                    if spots
+                        .iter()
+                        .any(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
+                    {
+                        named_person = true;
+                    }
+                    let this_message = units[first_unit..].last().map(|u| u.subject.clone());
+                    let (subj, opens) = if act == Act::Rule {
+                        (Subject::Speaker, true)
+                    } else if let Some(org) = employer_named(&clause, &spots) {
+                        // "I accepted an offer from Acme", "last day at Acme": a fact
+                        // about the employer, which is how its slot is kept.
+                        (Subject::Entity(org), true)
+                    } else {
+                        subject::of(
+                            &clause,
+                            &spots,
+                            this_message.as_ref(),
+                            carry.as_ref(),
+                            last_person.as_ref(),
+                            &speaker,
+                        )
+                    };
+                    // The last person named, for a "he" or "she" further on.
+                    if let Some(p) = spots
+                        .iter()
+                        .rev()
+                        .find(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
+                    {
+                        last_person = Some(p.clone());
+                    }
+                    let said =
+                        subject::third_person(&clause, &speaker, other.as_deref(), addressed);
+                    let (resolved, found) = dates::resolve(&said, anchor);
+                    let resolved = capitalise(&resolved);
+                    let topic = topics::topic_of(&without_names(&clause, &spots)).map(|(t, _)| t);
+                    // A sentence with no subject that turns to another topic ("Rent is
+                    // $2,650" after the dog's diet) is the speaker's, not the dog's. Only
+                    // after a person or pet: steps or notes about a thing go on about it.
+                    let subj = match (&subj, units[first_unit..].last()) {
+                        (Subject::Entity(e), Some(last))
+                            if !opens
+                                && matches!(e.kind.as_deref(), Some("person" | "pet"))
+                                && act == Act::Statement
+                                && last.subject == subj
+                                && topic.is_some()
+                                && last.topic.is_some()
+                                && last.topic != topic =>
+                        {
+                            Subject::Speaker
+                        }
+                        _ => subj,
+                    };
+                    let mut target =
+                        place(&units[first_unit..], &subj, act, opens).map(|i| i + first_unit);
+                    // "I accepted an offer from Initech. I start on 1 December": the
+                    // start date belongs to the new job.
+                    if target.is_none()
+                        && subj == Subject::Speaker
+                        && !found.is_empty()
+                        && let Some(i) = units.len().checked_sub(1).filter(|i| *i >= first_unit)
+                        && units[i].employer_start
+                        && says_start(&clause)
+                    {
+                        target = Some(i);
+                    }
+                    let first_of_message =
+                        target.map_or(units.len() == first_unit, |i| i == first_unit);
+                    let u = match target {
+                        Some(i) => &mut units[i],
+                        None => {
+                            units.push(Unit {
+                                subject: subj.clone(),
+                                speaker: speaker.clone(),
+                                message: mi,
+                                act,
+                                topic,
+                                sentences: Vec::new(),
+                                raw: Vec::new(),
+                                lead: 0,
+                                answers: None,
+                                entities: Vec::new(),
+                                dates: Vec::new(),
+                                unresolved: Vec::new(),
+                                employer_start: false,
+                                employer_end: false,
+                                start_date: None,
+                                end_date: None,
+                            });
+                            let n = units.len() - 1;
+                            &mut units[n]
+                        }
+                    };
+                    if u.topic.is_none() {
+                        u.topic = topic;
+                    }
+                    if u.sentences.contains(&resolved) {
+                        continue;
+                    }
+                    for f in &found {
+                        u.dates.push((*f, resolved.clone()));
+                    }
+                    employment(u, &clause, &found, anchor);
+                    for s in &spots {
+                        if !u
+                            .entities
+                            .iter()
+                            .any(|e| fold_name(&e.name) == fold_name(&s.name))
+                        {
+                            u.entities.push(FactEntity {
+                                name: s.name.clone(),
+                                kind: s.kind.clone(),
+                            });
+                        }
+                    }
+                    let about_person = matches!(&u.subject, Subject::Entity(e) if matches!(e.kind.as_deref(), Some("person" | "pet")));
+                    for w in gitloom_model::text::words(&clause) {
+                        if PERSON_PRONOUNS.contains(&w.norm.as_str())
+                            && !about_person
+                            && !u.unresolved.contains(&w.norm)
+                        {
+                            u.unresolved.push(w.norm.clone());
+                        }
+                    }
+                    if let Some((raw, said)) = lead_in.take() {
+                        if u.sentences.is_empty() {
+                            u.lead += 1;
+                        }
+                        u.sentences.push(said);
+                        u.raw.push(raw);
+                    }
+                    // The first thing said in reply, with no subject of its own, is
+                    // an answer to the question before.
+                    if u.sentences.is_empty() && !opens && first_of_message {
+                        u.answers = asked.clone();
+                    }
+                    let resolved = match &u.subject {
+                        Subject::Entity(e)
+                            if matches!(e.kind.as_deref(), Some("person" | "pet")) =>
+                        {
+                            subject::name_pronoun(&resolved, &e.name)
+                        }
+                        _ => resolved,
+                    };
+                    u.sentences.push(resolved);
+                    u.raw.push(clause.clone());
+                    carry = Some(u.subject.clone());
+                }
+            }
+        }
+        let mut facts = Vec::new();
+        for u in units {
+            if u.sentences.is_empty() {
+                continue;
+            }
+            // A pronoun for someone the session names is theirs; only a person the
+            // session never names is flagged for reconciliation to resolve.
+            let unresolved = if named_person {
+                Vec::new()
+            } else {
+                u.unresolved.clone()
+            };
+            facts.push(build_fact(u, unresolved, ctx, session));
+        }
+        // Two memories of one message about one subject and topic are kept apart by
+        // their order in it: each has a home of its own, found again on re-extraction.
+        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for f in &mut facts {
+            let n = seen.entry(f.subject_key()).or_default();
+            if *n > 0 {
+                f.group = f.group.take().map(|g| format!("{g}/{n}"));
+            }
+            *n += 1;
+        }
+        Ok(facts)
+    }
+}
+
+/// Spots inside a longer spot at the same place are the same name ("Ollie" in
+/// "Ollie Brennan").
+fn dedup_spots(mut spots: Vec<Spotted>) -> Vec<Spotted> {
+    spots.sort_by(|a, b| a.at.cmp(&b.at).then(b.name.len().cmp(&a.name.len())));
+    let mut out: Vec<Spotted> = Vec::new();
+    for s in spots {
+        let inside = out.iter().any(|o| {
+            fold_name(&o.name)
+                .split(' ')
+                .any(|w| w == fold_name(&s.name))
+                || format!(" {} ", fold_name(&o.name))
+                    .contains(&format!(" {} ", fold_name(&s.name)))
+        });
+        if !inside {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The unit of this message a sentence joins, `None` for a new one. A sentence that
+/// names its subject starts a unit of its own (one statement, one memory); one that
+/// goes on about the subject before it ("she's 4.9kg", "the pills are…") joins that
+/// subject's unit. Rules run on: the sentences after a rule in the same message
+/// (its reasons, "use the merchant ID instead") stay with it.
+fn place(units: &[Unit], subj: &Subject, act: Act, opens: bool) -> Option<usize> {
+    let last = units.len().checked_sub(1)?;
+    let u = &units[last];
+    if u.subject != *subj {
+        return None;
+    }
+    match (u.act, act) {
+        (Act::Rule, Act::Rule) => Some(last),
+        (Act::Rule, _) => matches!(subj, Subject::Speaker).then_some(last),
+        (_, Act::Rule) => None,
+        _ if matches!(subj, Subject::Entity(_)) => Some(last),
+        _ => (!opens).then_some(last),
+    }
+}
+
+/// The clause without the names spotted in it: a company called "Tallyline Payments"
+/// says nothing about money.
+fn without_names(clause: &str, spots: &[Spotted]) -> String {
+    let mut out = clause.to_owned();
+    for s in spots {
+        out = out.replace(&s.name, " ");
+    }
+    out
+}
+
+/// The name an employment phrase ("offer from", "job at", "last day at") stands
+/// right before, if any.
+fn employer_named(clause: &str, spots: &[Spotted]) -> Option<Spotted> {
+    spots
+        .iter()
+        .filter(|s| !matches!(s.kind.as_deref(), Some("person" | "pet" | "place")))
+        .find(|s| {
+            clause.find(s.name.as_str()).is_some_and(|pos| {
+                EMPLOYER_START.is_match(&clause[..pos]) || EMPLOYER_END.is_match(&clause[..pos])
+            })
+        })
+        .cloned()
+}
+
+/// Employment: a start or end phrase right before an org's name.
+fn says_start(clause: &str) -> bool {
+    gitloom_model::text::words(clause).iter().any(|w| {
+        matches!(
+            w.norm.as_str(),
+            "start" | "starts" | "starting" | "begin" | "begins"
+        )
+    })
+}
+
+fn employment(u: &mut Unit, clause: &str, found: &[Found], anchor: jiff::civil::Date) {
+    let Subject::Entity(sub) = &u.subject else {
+        return;
+    };
+    // "I start on 1 December", after the offer: when the job starts.
+    if u.employer_start
+        && says_start(clause)
+        && let Some(f) = found.iter().find(|f| !f.coarse)
+    {
+        u.start_date = Some(f.date.to_string());
+    }
+    let Some(pos) = clause.find(sub.name.split(' ').next().unwrap_or_default()) else {
+        return;
+    };
+    let before = &clause[..pos];
+    if EMPLOYER_START.is_match(before) {
+        u.employer_start = true;
+        let start = found.first().map_or(anchor, |f| f.date);
+        u.start_date.get_or_insert(start.to_string());
+    }
+    if EMPLOYER_END.is_match(before) {
+        u.employer_end = true;
+        let end = found.iter().find(|f| !f.coarse).map_or(anchor, |f| f.date);
+        u.end_date = Some(end.to_string());
+    }
+    let lower = clause.to_lowercase();
+    if u.employer_start
+        && (lower.contains("start") || lower.contains("begin"))
+        && let Some(f) = found.iter().find(|f| !f.coarse)
+    {
+        u.start_date = Some(f.date.to_string());
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
+        _ => s.to_owned(),
+    }
+}
+
+fn has_word(text: &str, list: &[&str]) -> bool {
+    gitloom_model::text::words(text)
+        .iter()
+        .any(|w| list.contains(&w.norm.as_str()))
+}
+
+/// The last question a message asks, if it ends by asking one.
+fn last_question(text: &str) -> Option<String> {
+    let last = text::sentences(text).pop()?;
+    let q = last.trim();
+    (q.ends_with('?') && gitloom_model::text::words(q).len() >= 2).then(|| q.to_owned())
+}
+
+fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &Session) -> Fact {
+    let raw = u.text();
+    let mut body = u.sentences.join(" ");
+    if let Some(q) = &u.answers {
+        body = format!("In answer to \"{q}\": {body}");
+    }
+    let steps = raw.matches(['\n', ';']).count() >= 2
+        || raw.contains(':') && raw.matches(',').count() >= 3
+        || raw
+            .split_whitespace()
+            .any(|w| w.ends_with(')') && w.len() <= 3);
+    let tier = match u.act {
+        Act::Rule => Tier::Rules,
+        _ if matches!(u.subject, Subject::Speaker) && has_word(&raw, SKILL_WORDS) && steps => {
+            Tier::Skills
+        }
+        _ if has_word(&raw, INCIDENT_WORDS)
+            && !matches!(u.subject, Subject::Entity(ref e) if matches!(e.kind.as_deref(), Some("person" | "pet"))) =>
+        {
+            Tier::Incidents
+        }
+        _ => Tier::Facts,
+    };
+    let kind = match &u.subject {
+        Subject::Entity(s) => s.kind.clone(),
+        Subject::Speaker => None,
+    };
+    let topic = if u.employer_start || u.employer_end {
+        "work"
+    } else if tier == Tier::Rules {
+        "preferences"
+    } else {
+        match (&u.subject, u.topic) {
+            // A person's facts are about them: filed with people unless their words
+            // say family or work.
+            (Subject::Entity(_), Some(t)) => t,
+            (Subject::Entity(_), None) => {
+                topics::of_kind(kind.as_deref()).unwrap_or(topics::FALLBACK)
+            }
+            (Subject::Speaker, Some(t)) => t,
+            (Subject::Speaker, None) => topics::FALLBACK,
+        }
+    };
+    let topic = reuse_topic(topic, &ctx.topics);
+    let (subject, subject_kind) = match (&u.subject, &u.speaker) {
+        (Subject::Entity(s), _) => (s.name.clone(), s.kind.clone()),
+        (Subject::Speaker, Speaker::Named(n)) => (n.clone(), Some("person".to_owned())),
+        (Subject::Speaker, Speaker::User) => ("User".to_owned(), None),
+    };
+    let mut entities = u.entities;
+    if let Speaker::Named(n) = &u.speaker
+        && !entities.iter().any(|e| fold_name(&e.name) == fold_name(n))
+    {
+        entities.push(FactEntity {
+            name: n.clone(),
+            kind: Some("person".into()),
+        });
+    }
+    // The subject is the first entity, whether or not the sentences name it ("he's
+    // been in Kyoto since 2023" is about Arjun).
+    if subject != "User" {
+        let e = match entities
+            .iter()
+            .position(|e| fold_name(&e.name) == fold_name(&subject))
+        {
+            Some(i) => entities.remove(i),
+            None => FactEntity {
+                name: subject.clone(),
+                kind: subject_kind.clone(),
+            },
+        };
+        entities.insert(0, e);
+    }
+    // Titled by its first statement, not by a lead-in ("Sad news from Kerry.").
+    let first = u.sentences.get(u.lead).unwrap_or(&u.sentences[0]);
+    let title = title::title(first);
+    let cues = cues::cues(&cues::CueInput {
+        subject: &subject,
+        subject_kind: subject_kind.as_deref(),
+        about_speaker: matches!(u.subject, Subject::Speaker),
+        named_speaker: matches!(u.speaker, Speaker::Named(_)),
+        topic: topic.rsplit('/').next().unwrap_or_default(),
+        tier,
+        sentences: &u.sentences,
+        employer: u.employer_start || u.employer_end,
+        asked: u.answers.as_deref(),
+    });
+    let mut timeline: Vec<Dated> = u
+        .dates
+        .iter()
+        .map(|(f, s)| Dated {
+            date: f.date.to_string(),
+            text: title::title(s),
+        })
+        .collect();
+    timeline.sort_by(|a, b| a.date.cmp(&b.date));
+    timeline.dedup();
+    let mut tags = vec![
+        topic
+            .rsplit('/')
+            .next()
+            .unwrap_or(topics::FALLBACK)
+            .to_owned(),
+    ];
+    let slot = u.employer_start.then(|| "employer".to_owned());
+    if slot.is_some() || u.employer_end {
+        tags.push("employer".into());
+    }
+    tags.dedup();
+    let mut messages = BTreeSet::new();
+    messages.insert(u.message);
+    Fact {
+        subject,
+        tier,
+        topic,
+        title,
+        body,
+        entities,
+        cues,
+        tags,
+        slot,
+        ends_slot: u.employer_end,
+        valid_from: u.start_date,
+        valid_to: u.end_date,
+        timeline,
+        confidence: if unresolved.is_empty() { 0.7 } else { 0.5 },
+        messages: messages.into_iter().collect(),
+        unresolved,
+        group: Some(format!("{}/m{}", session.id, u.message)),
+    }
+}
+
+/// Picks an existing topic equal to (or ending in) `wanted`, singular or plural.
+fn reuse_topic(wanted: &str, topics: &[String]) -> String {
+    let stem = wanted.trim_end_matches('s');
+    topics
+        .iter()
+        .find(|t| {
+            let last = t.rsplit('/').next().unwrap_or_default();
+            last == wanted || last.trim_end_matches('s') == stem
+        })
+        .cloned()
+        .unwrap_or_else(|| wanted.to_owned())
+}

@@ -1,0 +1,597 @@
+//! What a sentence of a message does: states something, sets a rule for the
+//! assistant, asks, requests, or only keeps the conversation going. Also the clean-up
+//! before that: the discourse words people start and end chat lines with ("ok so",
+//! "lol"), and clauses that do two things ("i don't eat pork so never suggest it").
+
+use gitloom_model::text::{Word, words};
+
+/// What a sentence does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    /// Says something about the speaker or the world.
+    Statement,
+    /// Tells the assistant how to behave from now on ("never put merchant names…").
+    Rule,
+    /// Asks the assistant something.
+    Question,
+    /// Asks the assistant to do something now ("help me draft the postmortem").
+    Request,
+    /// Greetings, thanks, acknowledgements: nothing to keep.
+    Chatter,
+}
+
+/// Words people open a chat line with that say nothing themselves.
+const OPENERS: &[&str] = &[
+    "oh",
+    "ah",
+    "aw",
+    "um",
+    "uh",
+    "hmm",
+    "so",
+    "and",
+    "also",
+    "but",
+    "anyway",
+    "anyways",
+    "btw",
+    "lol",
+    "haha",
+    "hah",
+    "omg",
+    "wow",
+    "hey",
+    "hi",
+    "hello",
+    "hiya",
+    "honestly",
+    "basically",
+    "plus",
+    "then",
+];
+/// Answers and acknowledgements that open a line only when punctuation follows them
+/// ("no, …", "ok.", "yes!!"): "no markdown tables" keeps its "no".
+const ANSWERS: &[&str] = &[
+    "ok",
+    "okay",
+    "k",
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "no",
+    "nah",
+    "nope",
+    "well",
+    "right",
+    "sure",
+    "perfect",
+    "great",
+    "cool",
+    "nice",
+    "thanks",
+    "thank",
+    "cheers",
+    "alright",
+    "fine",
+    "good",
+    "brilliant",
+    "lovely",
+    "awesome",
+    "exactly",
+    "true",
+    "now",
+    "non",
+    "oui",
+    "merci",
+    "ja",
+    "si",
+    "bonjour",
+    "morning",
+    "evening",
+    "gorgeous",
+    "amazing",
+    "ugh",
+    "sad",
+];
+
+/// Words that only keep a conversation going.
+const ACKS: &[&str] = &[
+    "thanks",
+    "thank",
+    "cheers",
+    "ok",
+    "okay",
+    "yes",
+    "yeah",
+    "yep",
+    "no",
+    "nah",
+    "great",
+    "perfect",
+    "cool",
+    "nice",
+    "lol",
+    "haha",
+    "good",
+    "sounds",
+    "brilliant",
+    "lovely",
+    "awesome",
+    "bye",
+    "night",
+    "later",
+    "done",
+    "sure",
+    "right",
+    "exactly",
+    "hi",
+    "hello",
+    "hey",
+    "hiya",
+    "wow",
+    "omg",
+    "merci",
+    "enough",
+    "day",
+    "today",
+    "that",
+    "it",
+    "for",
+    "all",
+    "you",
+    "that's",
+    "it's",
+    "much",
+    "so",
+    "very",
+    "really",
+    "again",
+    "one",
+    "more",
+    "thing",
+    "now",
+    "please",
+    "will",
+    "do",
+    "got",
+    "noted",
+    "fine",
+    "gorgeous",
+    "amazing",
+    "love",
+    "sorted",
+    "bless",
+];
+
+/// Verbs that open a request to the assistant.
+const REQUEST_VERBS: &[&str] = &[
+    "help",
+    "write",
+    "draft",
+    "give",
+    "show",
+    "tell",
+    "make",
+    "turn",
+    "put",
+    "find",
+    "check",
+    "translate",
+    "explain",
+    "summarise",
+    "summarize",
+    "list",
+    "suggest",
+    "create",
+    "send",
+    "plan",
+    "prepare",
+    "draw",
+    "book",
+    "sort",
+    "work",
+    "add",
+    "rewrite",
+    "fix",
+    "look",
+    "remind",
+    "keep",
+    "note",
+    "save",
+    "remember",
+    "compare",
+    "calculate",
+    "convert",
+    "do",
+];
+
+/// Words that open a question.
+const QUESTION_OPENERS: &[&str] = &[
+    "what", "when", "where", "who", "whom", "which", "why", "how", "can", "could", "would", "will",
+    "should", "shall", "do", "does", "did", "is", "are", "am", "was", "were", "have", "has", "any",
+    "whats", "hows", "wheres", "whens",
+];
+
+/// Words of sentences about the conversation itself, when they speak to the assistant.
+const META: &[&str] = &[
+    "background",
+    "context",
+    "asking",
+    "ask",
+    "repeat",
+    "tell",
+    "telling",
+    "know",
+    "mix",
+    "useful",
+    "together",
+    "setting",
+    "set",
+    "explain",
+    "bore",
+    "boring",
+    "understand",
+];
+
+/// Words that make a sentence a rule for the assistant when it is addressed to it.
+const RULE_WORDS: &[&str] = &["always", "never", "dont", "don't", "please", "whenever"];
+
+fn norm_of(w: &Word) -> String {
+    w.with_clitic()
+}
+
+/// Byte offset just past `w` and its clitic (`that's` → after the `s`).
+fn end_with_clitic(text: &str, w: &Word) -> usize {
+    let mut end = w.end();
+    if let Some(c) = &w.clitic {
+        let mut it = text[end..].char_indices();
+        // The apostrophe, then the clitic's letters.
+        if let Some((_, ap)) = it.next() {
+            end += ap.len_utf8();
+            end += text[end..]
+                .chars()
+                .take(c.chars().count())
+                .map(char::len_utf8)
+                .sum::<usize>();
+        }
+    }
+    end
+}
+
+/// The sentence without the discourse words it opens and closes with ("ok so i…",
+/// "… lol"), and without runs of `!` or `?`.
+pub fn clean(sentence: &str) -> String {
+    let mut s = sentence.trim().to_owned();
+    loop {
+        let ws = words(&s);
+        let Some(first) = ws.first() else {
+            return String::new();
+        };
+        let n = norm_of(first);
+        let next_starts_clause = ws.len() > 1;
+        // "thank you", "no worries" open too.
+        let two = ws.get(1).map(|w| format!("{n} {}", w.norm)).filter(|p| {
+            matches!(
+                p.as_str(),
+                "thank you" | "no worries" | "oh and" | "and also"
+            )
+        });
+        let answer = ANSWERS.contains(&n.as_str())
+            && (s[end_with_clitic(&s, first)..].starts_with([',', '.', '!', ':', ';', '-', '?'])
+                || ws
+                    .get(1)
+                    .is_some_and(|w| OPENERS.contains(&w.norm.as_str())));
+        let cut = if two.is_some() {
+            Some(end_with_clitic(&s, &ws[1]))
+        } else if next_starts_clause && (OPENERS.contains(&n.as_str()) || answer) {
+            Some(end_with_clitic(&s, first))
+        } else {
+            None
+        };
+        match cut {
+            Some(end) if end < s.len() => {
+                s = s[end..]
+                    .trim_start_matches(|c: char| {
+                        c.is_whitespace() || matches!(c, ',' | '.' | '!' | ':' | ';' | '-' | '—')
+                    })
+                    .to_owned();
+            }
+            _ => break,
+        }
+    }
+    // Trailing laughter and emoticons.
+    loop {
+        let t = s.trim_end();
+        let lower = t.to_lowercase();
+        let cut = [
+            "lol", "haha", "ha", "xx", "x", ":)", ":(", ":p", ":d", "tbh", "ugh", "omg",
+        ]
+        .iter()
+        .find(|e| {
+            lower.ends_with(*e)
+                && lower[..lower.len() - e.len()]
+                    .chars()
+                    .last()
+                    .is_none_or(|c| !c.is_alphanumeric())
+        })
+        .map(|e| t.len() - e.len());
+        match cut {
+            Some(at) if at > 0 => {
+                s = t[..at]
+                    .trim_end_matches(|c: char| c.is_whitespace() || c == ',')
+                    .to_owned()
+            }
+            _ => {
+                s = t.to_owned();
+                break;
+            }
+        }
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut last = '\0';
+    for c in s.chars() {
+        if matches!(c, '!' | '?') && c == last {
+            continue;
+        }
+        out.push(c);
+        last = c;
+    }
+    out.trim().trim_start_matches(['(', ')']).trim().to_owned()
+}
+
+/// Splits a sentence that does two things: "i don't eat pork so never suggest it",
+/// "the vet says she's chunky, so less treats". A split happens at `so`, `but`,
+/// `and`, `;` or ` - ` when what follows starts a clause of its own (a pronoun, a name
+/// the caller recognises, or a rule word) and both halves have three words or more.
+pub fn clauses(sentence: &str) -> Vec<String> {
+    let ws = words(sentence);
+    let mut cuts = Vec::new();
+    for (i, w) in ws.iter().enumerate() {
+        let joins = matches!(w.norm.as_str(), "so" | "but") && w.clitic.is_none()
+            || (w.norm == "and" && sentence[..w.start].trim_end().ends_with(','));
+        let gap = if i > 0 {
+            &sentence[ws[i - 1].end()..w.start]
+        } else {
+            ""
+        };
+        // "no hot water since sunday, priya's boiling kettles": after a comma, a word
+        // with a verb joined to it ('s, 'll, 'd, 're) starts a clause.
+        let comma_clause = gap.contains(',')
+            && (matches!(w.clitic.as_deref(), Some("s" | "ll" | "d" | "re" | "ve" | "m"))
+                && !matches!(w.norm.as_str(), "it" | "that" | "what" | "there" | "here" | "let")
+                // ", he teaches chemistry": a person pronoun with a verb after it.
+                || matches!(w.norm.as_str(), "he" | "she" | "they" | "we" | "i")
+                    && w.clitic.is_none()
+                    && ws.get(i + 1).is_some_and(|n| n.norm.len() > 2));
+        let semicolon = i > 0 && (gap.contains([';', '—']) || comma_clause);
+        if !(joins || semicolon) || i < 3 || ws.len() - i < 3 {
+            continue;
+        }
+        let next = if semicolon { Some(w) } else { ws.get(i + 1) };
+        let starts = comma_clause
+            || joins
+                && next.is_some_and(|n| {
+                    n.clitic.is_some() && !matches!(n.norm.as_str(), "it" | "that" | "what")
+                })
+            || next.is_some_and(|n| {
+                let v = norm_of(n);
+                matches!(
+                    v.as_str(),
+                    "i" | "i'm"
+                        | "i've"
+                        | "i'll"
+                        | "i'd"
+                        | "we"
+                        | "we're"
+                        | "we've"
+                        | "he"
+                        | "he's"
+                        | "she"
+                        | "she's"
+                        | "they"
+                        | "they're"
+                        | "it's"
+                        | "my"
+                        | "our"
+                        | "never"
+                        | "always"
+                        | "don't"
+                        | "please"
+                        | "there's"
+                )
+            });
+        if starts {
+            cuts.push(w.start);
+        }
+    }
+    if cuts.is_empty() {
+        return vec![sentence.to_owned()];
+    }
+    let mut out = Vec::new();
+    let mut from = 0;
+    for c in cuts {
+        let part = sentence[from..c]
+            .trim()
+            .trim_end_matches([',', ';', '—', '-'])
+            .trim();
+        if !part.is_empty() {
+            out.push(part.to_owned());
+        }
+        from = c;
+    }
+    let rest = sentence[from..].trim();
+    if !rest.is_empty() {
+        out.push(rest.to_owned());
+    }
+    // The joining word stays out of the second clause.
+    out.into_iter()
+        .map(|p| {
+            let ws = words(&p);
+            match ws.first() {
+                Some(w) if matches!(w.norm.as_str(), "so" | "but" | "and") && ws.len() > 1 => {
+                    p[ws[1].start..].to_owned()
+                }
+                _ => p,
+            }
+        })
+        .collect()
+}
+
+/// What `sentence` (cleaned) does. `addressed`: the conversation has an assistant (a
+/// `you` is the assistant); in a conversation between people a `you` is the other.
+pub fn act(sentence: &str, addressed: bool) -> Act {
+    let ws = words(sentence);
+    if ws.is_empty() {
+        return Act::Chatter;
+    }
+    let norms: Vec<String> = ws.iter().map(norm_of).collect();
+    let has = |w: &str| norms.iter().any(|n| n == w);
+    let first = norms[0].as_str();
+    let content = norms
+        .iter()
+        .filter(|n| !ACKS.contains(&n.as_str()) && !gitloom_model::text::is_stopword(n))
+        .count();
+    if content == 0 || (norms.len() <= 3 && content <= 1 && !sentence.contains(char::is_numeric)) {
+        return Act::Chatter;
+    }
+    let you = has("you") || has("you're") || has("your") || has("you'll") || has("u");
+    let question = sentence.trim_end().ends_with('?');
+    // A rule: opens with a rule word or an imperative of one ("never put…", "don't
+    // message me…", "always remind me…, will you?"), or says "from now on".
+    let rule_open = RULE_WORDS.contains(&first)
+        || first == "rule"
+        || (you
+            && matches!(
+                first,
+                "when" | "whenever" | "if" | "anything" | "every" | "any"
+            ))
+        || (you
+            && [
+                "must",
+                "every",
+                "no exceptions",
+                "make sure",
+                "should always",
+            ]
+            .iter()
+            .any(|w| sentence.to_lowercase().contains(w)))
+        || (first == "do" && norms.get(1).is_some_and(|n| n == "not"))
+        || sentence.to_lowercase().contains("from now on")
+        || sentence.to_lowercase().contains("make sure you")
+        || (matches!(first, "when" | "whenever" | "if" | "anything" | "for")
+            && you
+            && (has("always") || has("never") || has("don't")))
+        || (addressed && (has("always") || has("never")) && you);
+    if addressed && rule_open {
+        return Act::Rule;
+    }
+    // A subject of its own ("work news: i'm switching teams") makes it a statement.
+    let speaks_of_self = norms.iter().any(|n| {
+        matches!(
+            n.as_str(),
+            "i" | "i'm" | "i've" | "i'll" | "i'd" | "we" | "we're" | "we've" | "we'll" | "my"
+        )
+    });
+    let request_open = addressed
+        && !speaks_of_self
+        && (REQUEST_VERBS.contains(&first)
+            || (matches!(first, "can" | "could" | "would" | "will") && has("you"))
+            || (first == "let's" || (first == "let" && norms.get(1).is_some_and(|n| n == "me"))));
+    // About the conversation itself ("some background so you don't keep asking",
+    // "giving you my work context"): nothing about the speaker's life.
+    let meta = addressed
+        && you
+        && !sentence.contains(|c: char| c.is_ascii_digit())
+        && !sentence.chars().skip(1).any(char::is_uppercase)
+        && META.iter().any(|m| norms.iter().any(|n| n == m));
+    if meta && !rule_open {
+        return Act::Chatter;
+    }
+    if question && QUESTION_OPENERS.contains(&first) && !request_open {
+        return Act::Question;
+    }
+    if request_open {
+        return Act::Request;
+    }
+    if question && addressed && you && !has("i") && !has("my") {
+        return Act::Question;
+    }
+    Act::Statement
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cleaning() {
+        assert_eq!(clean("ok so i'm moving in may lol"), "i'm moving in may");
+        assert_eq!(clean("Yes!! ollie brennan, 31"), "ollie brennan, 31");
+        assert_eq!(clean("oh and i don't eat pork"), "i don't eat pork");
+        assert_eq!(clean("Merci."), "Merci.");
+    }
+
+    #[test]
+    fn clauses_split_where_a_new_clause_starts() {
+        assert_eq!(
+            clauses("i don't eat pork so never suggest recipes with it"),
+            vec!["i don't eat pork", "never suggest recipes with it"]
+        );
+        assert_eq!(
+            clauses("no hot water since sunday night, priya's boiling kettles"),
+            vec!["no hot water since sunday night", "priya's boiling kettles"]
+        );
+        assert_eq!(
+            clauses("i'm on nights wed and thurs so priya's letting him in"),
+            vec!["i'm on nights wed and thurs", "priya's letting him in"]
+        );
+        assert_eq!(
+            clauses("we've been together since 2019, he teaches high school chemistry"),
+            vec![
+                "we've been together since 2019",
+                "he teaches high school chemistry"
+            ]
+        );
+        assert_eq!(
+            clauses("we went to sintra and had lunch there"),
+            vec!["we went to sintra and had lunch there"]
+        );
+    }
+
+    #[test]
+    fn acts() {
+        assert_eq!(act("never put merchant names in anything", true), Act::Rule);
+        assert_eq!(
+            act("don't message me before 2pm after a night shift", true),
+            Act::Rule
+        );
+        assert_eq!(
+            act(
+                "Always remind me of the pill box on Sundays, will you?",
+                true
+            ),
+            Act::Rule
+        );
+        assert_eq!(act("help me draft the postmortem", true), Act::Request);
+        assert_eq!(act("work news: i'm switching teams.", true), Act::Statement);
+        assert_eq!(act("can you make me a revision plan?", true), Act::Request);
+        assert_eq!(
+            act("what time did i say the movers come?", true),
+            Act::Question
+        );
+        assert_eq!(act("thanks!", true), Act::Chatter);
+        assert_eq!(
+            act(
+                "before we start working together, some background so you don't keep asking",
+                true
+            ),
+            Act::Chatter
+        );
+        assert_eq!(act("I've never met him", true), Act::Statement);
+        assert_eq!(
+            act("I taught history at the Lycée for 31 years.", true),
+            Act::Statement
+        );
+    }
+}

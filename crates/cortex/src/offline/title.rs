@@ -1,0 +1,136 @@
+//! Titles: a memory's first sentence cut to a title — its first clause, at most
+//! [`MAX_WORDS`] words, never ending on a word that leaves it hanging, no final full
+//! stop, capitalised.
+
+use gitloom_model::text::words;
+
+/// The longest title, in words.
+pub const MAX_WORDS: usize = 12;
+
+/// Words a title must not end with: it would read as a cut sentence.
+const DANGLING: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by",
+    "from", "as", "is", "are", "was", "were", "be", "been", "that", "which", "who", "so", "if",
+    "than", "then", "because", "about", "into", "its", "his", "her", "their", "our", "this", "has",
+    "have", "had", "will", "would", "can", "could", "do", "does", "did", "very", "just", "also",
+    "after", "before", "until", "since", "when", "while", "where", "every", "each", "some", "any",
+    "no", "not", "only", "still", "up", "out", "over", "like", "got", "get", "gets", "going",
+    "being", "it", "there", "s", "user's", "it's", "he's", "she's",
+];
+
+/// Where a clause ends inside a sentence (after at least three words).
+const BREAKS: &[&str] = &[
+    ", ",
+    "; ",
+    ": ",
+    " - ",
+    " — ",
+    " – ",
+    " (",
+    " because ",
+    " but ",
+    " so ",
+];
+
+fn dangling(word: &str) -> bool {
+    let w = word
+        .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .to_lowercase();
+    w.is_empty() || DANGLING.contains(&w.as_str())
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
+        _ => s.to_owned(),
+    }
+}
+
+/// Drops brackets and quotes left open by a cut.
+fn balance(s: &str) -> String {
+    let mut out = s.to_owned();
+    for (open, close) in [('(', ')'), ('[', ']')] {
+        let opens = out.matches(open).count();
+        let closes = out.matches(close).count();
+        if opens != closes {
+            out = out.replace([open, close], "");
+        }
+    }
+    if out.matches('"').count() % 2 == 1 {
+        out = out.replace('"', "");
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A title for a memory whose first sentence (third person, dates resolved) is
+/// `sentence`.
+pub fn title(sentence: &str) -> String {
+    let mut s = sentence.trim();
+    // A label before a colon ("Big change: …", "Rule #1: …") is no part of the title.
+    if let Some((label, rest)) = s.split_once(": ")
+        && words(label).len() <= 2
+        && words(rest).len() >= 3
+    {
+        s = rest.trim();
+    }
+    // The first clause, if it has three words or more.
+    let mut cut = s;
+    for b in BREAKS {
+        if let Some(i) = cut.find(b)
+            && words(&cut[..i]).len() >= 3
+        {
+            cut = &cut[..i];
+        }
+    }
+    let mut ws: Vec<&str> = cut.split_whitespace().collect();
+    if ws.len() > MAX_WORDS {
+        ws.truncate(MAX_WORDS);
+    }
+    while ws.len() > 1 && ws.last().is_some_and(|w| dangling(w)) {
+        ws.pop();
+    }
+    let t = ws
+        .join(" ")
+        .trim_end_matches(|c: char| {
+            matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '-' | '—' | '–')
+        })
+        .to_owned();
+    let t = balance(&t);
+    let t = t
+        .trim_end_matches(['.', ',', ';', ':', '!', '?', '-'])
+        .trim()
+        .to_owned();
+    if t.is_empty() {
+        return capitalise(s);
+    }
+    capitalise(&t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_first_clauses() {
+        assert_eq!(
+            title("User's boyfriend is Callum Reid, he teaches geography at a secondary school."),
+            "User's boyfriend is Callum Reid"
+        );
+        assert_eq!(
+            title("pepita starts at bark & bloor wednesday (2026-06-03)."),
+            "Pepita starts at bark & bloor wednesday"
+        );
+        assert_eq!(
+            title(
+                "User has had plot 14 at the Jardins de la Boucle since 2016, the allotments down by the Rhône"
+            ),
+            "User has had plot 14 at the Jardins de la Boucle"
+        );
+        let long = title(
+            "the committee wants to raise the fee to 70 euros because the water bill went up by almost half",
+        );
+        assert!(long.split_whitespace().count() <= MAX_WORDS, "{long}");
+        assert!(!long.ends_with(" to"), "{long}");
+    }
+}
