@@ -272,6 +272,10 @@ pub enum EvalCommand {
         /// Write the current figures into the baseline instead of comparing.
         #[arg(long)]
         update: bool,
+        /// Only these sections (`probe`, `probe-sre`, `locomo_conv26`,
+        /// `e2e_probe-sre`, …; repeatable); default: every one.
+        #[arg(long = "section")]
+        sections: Vec<String>,
     },
 }
 

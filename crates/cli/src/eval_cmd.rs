@@ -313,7 +313,8 @@ pub fn run(cmd: &EvalCommand, cli: &Cli) -> Result<()> {
             baseline,
             data,
             update,
-        } => gate(baseline, data, *update, json, engine_options),
+            sections,
+        } => gate(baseline, data, *update, sections, json, engine_options),
         EvalCommand::Suite { data, skip, lopo } => crate::suite_cmd::run(
             &crate::suite_cmd::SuiteArgs {
                 data,
@@ -337,10 +338,24 @@ fn save(common: &EvalArgs, report: &Report) -> Result<()> {
 /// The probe personas end to end (`e2e_probe-sre`, …): each store built by the
 /// offline extractor from the persona's conversations, hits scored by the messages
 /// they cite, facts scored on its facts.jsonl.
-fn gate_e2e(data: &Path, engine: &EngineOptions) -> Result<Vec<(String, serde_json::Value)>> {
+fn gate_e2e(
+    data: &Path,
+    engine: &EngineOptions,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<(String, serde_json::Value)>> {
     let mut out = Vec::new();
-    for dir in gitloom_eval::e2e::persona_dirs(data)? {
+    let dirs = gitloom_eval::e2e::persona_dirs(data)?;
+    if dirs.is_empty() {
+        bail!(
+            "gate: no probe persona (probe-*/ with sessions.json and facts.jsonl) in {}",
+            data.display()
+        );
+    }
+    for dir in dirs {
         let conv = gitloom_eval::e2e::data::persona(&dir)?;
+        if !wanted(&format!("e2e_{}", conv.id)) {
+            continue;
+        }
         let opts = gitloom_eval::e2e::E2eOptions {
             limit: 10,
             concurrency: 1,
@@ -356,12 +371,6 @@ fn gate_e2e(data: &Path, engine: &EngineOptions) -> Result<Vec<(String, serde_js
             .with_context(|| format!("gate: {name} run failed"))?;
         out.push((name, report.to_json()));
     }
-    if out.is_empty() {
-        bail!(
-            "gate: no probe persona (probe-*/ with sessions.json and facts.jsonl) in {}",
-            data.display()
-        );
-    }
     Ok(out)
 }
 
@@ -371,9 +380,11 @@ fn gate(
     baseline: &Path,
     data: &Path,
     update: bool,
+    only: &[String],
     json: bool,
     options: EngineOptions,
 ) -> Result<()> {
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|s| s == name);
     let no_progress = |_: usize, _: usize| {};
     let opts = |only: Option<Vec<String>>| RunOptions {
         only,
@@ -386,20 +397,25 @@ fn gate(
     let mut sections: Vec<(String, serde_json::Value)> = Vec::new();
     for store in gitloom_eval::suite::discover(data)?
         .into_iter()
-        .filter(|s| s.is_persona())
+        .filter(|s| s.is_persona() && wanted(s.name()))
     {
         let report = gitloom_eval::suite::run_store(&mut backend, &store, &opts(None))
             .with_context(|| format!("gate: {} run failed", store.name()))?;
         sections.push((store.name().to_owned(), report.to_json()));
     }
-    let locomo = gitloom_eval::run_locomo(
-        &mut backend,
-        &data.join("locomo/locomo-dev.json"),
-        &opts(Some(vec!["conv-26".into()])),
-    )
-    .context("gate: LoCoMo conv-26 run failed")?;
-    sections.push(("locomo_conv26".to_owned(), locomo.to_json()));
-    sections.extend(gate_e2e(data, &options)?);
+    if wanted("locomo_conv26") {
+        let locomo = gitloom_eval::run_locomo(
+            &mut backend,
+            &data.join("locomo/locomo-dev.json"),
+            &opts(Some(vec!["conv-26".into()])),
+        )
+        .context("gate: LoCoMo conv-26 run failed")?;
+        sections.push(("locomo_conv26".to_owned(), locomo.to_json()));
+    }
+    sections.extend(gate_e2e(data, &options, &wanted)?);
+    if sections.is_empty() {
+        bail!("gate: no section named {}", only.join(", "));
+    }
     if update {
         for (name, report) in &sections {
             gitloom_eval::write_baseline(baseline, name, report)?;

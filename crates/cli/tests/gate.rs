@@ -47,6 +47,9 @@ fn gate_passes_on_the_committed_baseline_and_fails_on_a_regression() {
         .arg(&tampered)
         .arg("--data")
         .arg(&data)
+        // The read-path sections: the full gate (every persona, end to end too) is
+        // CI's last step.
+        .args(["--section", "probe", "--section", "locomo_conv26"])
         .output()
         .expect("gitloom runs");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -65,6 +68,9 @@ fn gate_passes_on_the_committed_baseline_and_fails_on_a_regression() {
         .arg(&baseline)
         .arg("--data")
         .arg(&data)
+        // The read-path sections: the full gate (every persona, end to end too) is
+        // CI's last step.
+        .args(["--section", "probe", "--section", "locomo_conv26"])
         .output()
         .expect("gitloom runs");
     assert!(
