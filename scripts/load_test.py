@@ -211,6 +211,7 @@ def seed(host, port, key, ns, count, clients, seconds, timeout):
 def mixed(host, port, key, ns, clients, seconds, queries, timeout):
     deadline = time.monotonic() + seconds
     started = time.monotonic()
+    cpu0 = time.process_time()
 
     def client(c):
         cl = Client(host, port, key, timeout)
@@ -237,8 +238,18 @@ def mixed(host, port, key, ns, clients, seconds, queries, timeout):
         cl.close()
         return me
 
+    # The machine's load average while the clients run (other work skews the figures).
+    samples = []
+
+    def sampler():
+        while time.monotonic() < deadline:
+            samples.append(loadavg())
+            time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
+
+    threading.Thread(target=sampler, daemon=True).start()
     results = run_clients(clients, client, deadline)
     elapsed = time.monotonic() - started
+    client_cpu = time.process_time() - cpu0
     writes, reads, statuses = [], [], {}
     for r in results:
         writes += r["write"]
@@ -258,6 +269,9 @@ def mixed(host, port, key, ns, clients, seconds, queries, timeout):
         "retrieve": summary(reads),
         "statuses": dict(sorted(statuses.items())),
         "errors_by_status": dict(sorted(errors.items())),
+        "loadavg_1min_samples": [x[0] for x in samples if x],
+        # CPU the load generator itself used (it shares the machine with the server).
+        "client_cpu_seconds": round(client_cpu, 2),
     }
 
 
@@ -323,6 +337,16 @@ def proc_status(pid):
     except OSError:
         pass
     return out
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds a process has used (None where unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def rss_mb(pid):
@@ -496,8 +520,12 @@ def main():
                     report["rss_above_idle_mb"] = round(after["rss_mb"] - report["idle"]["rss_mb"], 1)
         else:
             log(f"mixed: {a.clients} clients for {a.seconds:g}s")
+            cpu0 = cpu_seconds(pid) if pid else None
             report["mixed"] = mixed(host, port, key, ns, a.clients, a.seconds, queries, a.timeout)
             if pid:
+                cpu1 = cpu_seconds(pid)
+                if cpu0 is not None and cpu1 is not None:
+                    report["mixed"]["server_cpu_seconds"] = round(cpu1 - cpu0, 2)
                 report["after_mixed"] = rss_mb(pid)
         admin.close()
         report["loadavg_end"] = loadavg()
