@@ -30,12 +30,13 @@ mod tests {
         ("rebuild", "rebuild", &[], &[]),
         ("stats", "stats", &[], &[]),
         ("embed", "embed_pending", &[], &[]),
-        // The CLI reads the sessions from a file and may name a model endpoint; over
-        // MCP/HTTP the model is the operator's (environment), never the caller's.
+        // The CLI reads the sessions from a file and may name a model endpoint and its
+        // timeout; over MCP/HTTP the model is the operator's (environment:
+        // GITLOOM_LLM_URL, GITLOOM_LLM_TIMEOUT, ...), never the caller's.
         (
             "ingest",
             "ingest",
-            &["file", "llm_url", "llm_model", "llm_key_env"],
+            &["file", "llm_url", "llm_model", "llm_key_env", "llm_timeout"],
             &["sessions"],
         ),
         ("gc", "gc", &[], &[]),
