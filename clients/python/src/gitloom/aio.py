@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import httpx
 
 from . import _http, errors
-from .client import _finished, _list
+from .client import INGEST_TIMEOUT, _finished, _list
 from .types import (
     Answer,
     EmbedReport,
@@ -191,9 +191,12 @@ class AsyncNamespace:
     async def ingest(
         self, sessions: Any, *, concurrency: Optional[int] = None, reextract: Optional[bool] = None
     ) -> IngestReport:
-        """Turns conversations into memories (one commit per session); blocks until
-        done. For long runs use ``start_job("ingest", sessions=…)``."""
-        return await self._op("ingest", IngestReport, sessions=sessions, concurrency=concurrency, reextract=reextract)
+        """Turns conversations into memories (one commit per session); returns when
+        done. The server runs ingestion only as a job, so this starts one and waits
+        for it (up to an hour)."""
+        job = await self.start_job("ingest", sessions=sessions, concurrency=concurrency, reextract=reextract)
+        done = await self.client.wait(job, timeout=INGEST_TIMEOUT)
+        return _convert(IngestReport, done.result)
 
     async def embed_pending(self) -> EmbedReport:
         return await self._op("embed_pending", EmbedReport)

@@ -128,6 +128,10 @@ class Client:
             delay = min(delay * 2, 1.0)
 
 
+#: How long :meth:`Namespace.ingest` waits for its job, in seconds.
+INGEST_TIMEOUT = 3600.0
+
+
 def _finished(job: Job) -> Job:
     if job.status == "failed" and job.error is not None:
         raise errors.from_response(
@@ -198,8 +202,12 @@ class Namespace:
         self, sessions: Any, *, concurrency: Optional[int] = None, reextract: Optional[bool] = None
     ) -> IngestReport:
         """Turns conversations into memories (one commit per session); blocks until
-        done. For long runs use ``start_job("ingest", sessions=…)``."""
-        return self._op("ingest", IngestReport, sessions=sessions, concurrency=concurrency, reextract=reextract)
+        done. The server runs ingestion only as a job (it takes long), so this starts
+        one and waits for it (up to an hour); ``start_job("ingest", sessions=…)`` and
+        :meth:`Client.wait` do the same without blocking."""
+        job = self.start_job("ingest", sessions=sessions, concurrency=concurrency, reextract=reextract)
+        done = self.client.wait(job, timeout=INGEST_TIMEOUT)
+        return _convert(IngestReport, done.result)
 
     def embed_pending(self) -> EmbedReport:
         return self._op("embed_pending", EmbedReport)
