@@ -643,15 +643,6 @@ fn a_body_cosine_under_the_cut_only_ranks_what_the_lexical_arm_found() {
 /// A store with one supersession edge and one ended memory, lexical only: the old
 /// dentist's memory says "dentist" more often, so without the priors it would win.
 fn dentist_store() -> (tempfile::TempDir, Engine) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let engine = Engine::init_with(
-        dir.path(),
-        EngineOptions {
-            embedder: EmbedderChoice::None,
-            ..Default::default()
-        },
-    )
-    .expect("init");
     let files = [
         (
             "facts/health/dentist-ahmed.md",
@@ -670,16 +661,31 @@ fn dentist_store() -> (tempfile::TempDir, Engine) {
             "---\ntitle: Living in the house on Oak Lane\n---\nI live in a house on Oak Lane now; the flat is behind me.\n",
         ),
     ];
+    // Other memories, so that "dentist" and "flat" are rare words of the store.
+    lexical_store(
+        &files,
+        &[
+            "bike", "garden", "violin", "chess", "bread", "kayak", "novel", "choir",
+        ],
+    )
+}
+
+/// A store without vectors holding `files`, and one short memory per word of
+/// `fillers` (so that the files' words are rare words of the store).
+fn lexical_store(files: &[(&str, &str)], fillers: &[&str]) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            ..Default::default()
+        },
+    )
+    .expect("init");
     for (path, text) in files {
         engine.write(path, text.as_bytes(), None).expect("write");
     }
-    // Other memories, so that "dentist" and "flat" are rare words of the store.
-    for (i, topic) in [
-        "bike", "garden", "violin", "chess", "bread", "kayak", "novel", "choir",
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (i, topic) in fillers.iter().enumerate() {
         let text =
             format!("---\ntitle: About my {topic}\n---\nNotes on the {topic}, number {i}.\n");
         engine
@@ -739,15 +745,6 @@ fn a_present_question_of_any_shape_sinks_what_is_superseded_or_ended() {
 
 #[test]
 fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let engine = Engine::init_with(
-        dir.path(),
-        EngineOptions {
-            embedder: EmbedderChoice::None,
-            ..Default::default()
-        },
-    )
-    .expect("init");
     let files = [
         (
             "facts/people/hana.md",
@@ -758,15 +755,10 @@ fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
             "---\ntitle: Bistro Lune\nentities: [\"Bistro Lune (organization)\"]\n---\nAt Bistro Lune the kitchen staff work from noon; opening hours are noon to eleven.\n",
         ),
     ];
-    for (path, text) in files {
-        engine.write(path, text.as_bytes(), None).expect("write");
-    }
-    for topic in ["bike", "garden", "violin", "chess", "bread", "kayak"] {
-        let text = format!("---\ntitle: About my {topic}\n---\nNotes on the {topic}.\n");
-        engine
-            .write(&format!("facts/misc/{topic}.md"), text.as_bytes(), None)
-            .expect("write");
-    }
+    let (_dir, engine) = lexical_store(
+        &files,
+        &["bike", "garden", "violin", "chess", "bread", "kayak"],
+    );
     let q = "what hours does Hana work";
     let mut engine = engine;
     let mut on = engine.config().clone();

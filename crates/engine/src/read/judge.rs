@@ -252,11 +252,12 @@ enum Anchoring {
 /// the entity is anchored when it holds enough of the rest of the question, when a
 /// cue of it matches the question closely, or when the rest it lacks is held by
 /// memories linked to it (a link, `related:`, `supersedes`, or an entity both
-/// mention): "can I page Ruth at midnight for a sev3" is answered by Ruth's memory
-/// and the paging rule about her team together. A memory that does not name the
-/// entity is anchored as the other half of such a join. "What camera does Arjun own"
-/// stays unanswered: Arjun's memory holds no camera, and the camera memories are
-/// not linked to him.
+/// mention): "what hours does Hana work" is answered by Hana's memory (she cooks
+/// at a restaurant) and the restaurant's memory (its hours) together. A memory that
+/// does not name the entity is anchored as the other half of such a join, when the
+/// join pivots on a memory about the entity (the entity arm found it). "What camera
+/// does Hana own" stays unanswered: her memory holds no camera, and the camera
+/// memories are not linked to her.
 fn anchoring(
     index: &Index,
     passed: &[Judged<'_>],

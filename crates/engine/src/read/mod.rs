@@ -3,8 +3,8 @@
 //!
 //! ```text
 //! request ─► analysis ─► arms ─► fusion ─► graph ─► priors ─► judge ─► decorate ─► rerank
-//!            (once)      lexical  weighted  walk +   factors   floor +   hits that   optional
-//!                        cues     RRF       re-fuse  on the    gates     explain
+//!            (once)      lexical  scores    walk +   factors   floor +   hits that   optional
+//!                        cues     (or RRF)  re-fuse  on the    gates     explain
 //!                        bodies                      head                themselves
 //!                        entities
 //! ```
@@ -12,7 +12,8 @@
 //! - [`analysis`]: the question read once (terms, shape, dates, tier, answer type,
 //!   entities) with the workspace's one word splitter.
 //! - [`arms`]: each arm runs once and returns raw scores, best first.
-//! - [`fusion`]: weighted reciprocal rank; an arm counts once per candidate.
+//! - [`fusion`]: best cosine plus a share of lexical coverage (or weighted
+//!   reciprocal rank, and always without vectors); an arm counts once per candidate.
 //! - [`graph`]: neighbours of the strongest hits, when the question calls for it.
 //! - [`priors`]: factors on the fused score (supersession, dates, tier, …).
 //! - [`judge`]: the evidence floor on raw scores ([`evidence`]) and the gates
