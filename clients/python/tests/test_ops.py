@@ -116,8 +116,8 @@ def test_every_op_against_a_real_server(server, ns_name):
         covered.add("topics")
 
         v = ns.vocab()
-        # (The groups just written are not seen yet: see the xfail test below.)
-        assert isinstance(v, types.VocabListing) and isinstance(v.groups, list)
+        assert isinstance(v, types.VocabListing)
+        assert [g.terms for g in v.groups] == [["k8s", "kubernetes", "kube"]]
         covered.add("vocab")
 
         log = ns.log(limit=3)
@@ -193,13 +193,6 @@ def test_jobs_run_any_op_and_report_their_result(server, ns_name):
             client.job("no-such-job")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: a namespace's reader engines keep the alias groups they loaded when "
-    "the namespace opened (the index's vocabulary is per connection, and a read skips the "
-    "sync another engine already did), so vocab/ files written through the API are not seen "
-    "by vocab or by retrieval until the server restarts",
-)
 def test_vocab_written_through_the_api_is_seen_by_reads(server, ns_name):
     with gitloom.Client(server.url, server.key) as client:
         ns = client.create_namespace(ns_name)

@@ -463,6 +463,27 @@ impl Arena {
         out
     }
 
+    /// Exact f32 cosines of the query and the given rows, in the order given (rows
+    /// past the end are skipped): for scoring candidates another arm found that a
+    /// scan's head did not reach.
+    pub fn score_rows(&self, query: &[f32], rows: &[usize]) -> Vec<ScanHit> {
+        let Some(q) = self.prepare(query) else {
+            return Vec::new();
+        };
+        rows.iter()
+            .filter(|&&row| row < self.len())
+            .map(|&row| {
+                let r = &self.floats()[row * self.dim..(row + 1) * self.dim];
+                ScanHit {
+                    row,
+                    key: self.keys()[row],
+                    kind: self.kinds()[row],
+                    cosine: dot_f32(query, r) * self.inv_norm()[row] * q.inv_norm,
+                }
+            })
+            .collect()
+    }
+
     /// Exact f32 cosine over every row (no quantisation): the reference the int8 scan
     /// is measured against.
     pub fn scan_exact_f32(&self, query: &[f32], top_k: usize) -> Vec<ScanHit> {

@@ -142,6 +142,25 @@ fn per_kind_scan_ranks_kinds_apart_in_one_pass() {
     }
 }
 
+#[test]
+fn scoring_chosen_rows_gives_their_exact_cosines_in_the_order_asked() {
+    let a = sample_arena(40, 32, 9);
+    let mut rng = fastrand::Rng::with_seed(10);
+    let q = random_unit(&mut rng, 32);
+    let hits = a.score_rows(&q, &[7, 2, 39, 40, 1000]);
+    // Rows past the end are skipped, not an error.
+    assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), [7, 2, 39]);
+    for h in &hits {
+        assert!((h.cosine - cosine(&q, a.row(h.row).expect("row"))).abs() < 1e-5);
+        assert_eq!(a.meta(h.row), Some((h.key, h.kind)));
+    }
+    assert!(a.score_rows(&q, &[]).is_empty());
+    assert!(
+        a.score_rows(&[1.0; 3], &[0]).is_empty(),
+        "a query of another dimension"
+    );
+}
+
 fn sample_arena(n: usize, dim: usize, seed: u64) -> Arena {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut a = Arena::with_capacity(dim, n);

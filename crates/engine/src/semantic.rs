@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use gitloom_embed::{
     Arena, ArenaMiss, EmbedStats, Embedder, Labels, StoredArena, VectorCache, chunk, embed_cached,
@@ -91,6 +91,36 @@ struct Built {
     arena: Arena,
     /// Arena key → (path, label).
     labels: Labels,
+    /// Path → its rows, made on first use (see [`Built::rows_of`]).
+    rows: OnceLock<HashMap<String, Vec<usize>>>,
+}
+
+impl Built {
+    fn new(commit: &str, arena: Arena, labels: Labels) -> Built {
+        Built {
+            commit: commit.to_owned(),
+            arena,
+            labels,
+            rows: OnceLock::new(),
+        }
+    }
+
+    /// The arena rows (cues and body chunks) of `path`. The map costs one pass over
+    /// the labels, paid by the first query that needs it, not by every cold process.
+    fn rows_of(&self, path: &str) -> &[usize] {
+        let rows = self.rows.get_or_init(|| {
+            let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+            for row in 0..self.arena.len() {
+                if let Some((key, _)) = self.arena.meta(row)
+                    && let Some((p, _)) = self.labels.get(key as usize)
+                {
+                    m.entry(p.to_owned()).or_default().push(row);
+                }
+            }
+            m
+        });
+        rows.get(path).map_or(&[], Vec::as_slice)
+    }
 }
 
 pub(crate) struct Semantic {
@@ -256,11 +286,7 @@ impl Semantic {
                     && s.arena.dim() == self.embedder.dim()
                     && s.tag == Self::tag(commit) =>
             {
-                Some(Built {
-                    commit: commit.to_owned(),
-                    arena: s.arena,
-                    labels: s.labels,
-                })
+                Some(Built::new(commit, s.arena, s.labels))
             }
             Ok(_) | Err(ArenaMiss::Missing) => None,
             Err(ArenaMiss::Invalid(reason)) => {
@@ -300,11 +326,7 @@ impl Semantic {
             .iter()
             .map(|u| (u.path.clone(), u.label.clone()))
             .collect();
-        Ok(Built {
-            commit: commit.to_owned(),
-            arena,
-            labels: Labels::new(labels),
-        })
+        Ok(Built::new(commit, arena, Labels::new(labels)))
     }
 
     /// Brings the persisted arena from `old_commit` to `commit` after a sync of the
@@ -379,7 +401,11 @@ impl Semantic {
     }
 
     /// Scores the query against every cue and body vector in one pass; returns each
-    /// arm's best cosine per file after the adaptive cut.
+    /// arm's best cosine per file after the adaptive cut `cut`. The body cutoff
+    /// reported (the bar the judge raises body evidence to) is `bar`'s, which may
+    /// differ from the cut: score fusion keeps every list whole but still judges
+    /// evidence against where this query's cosines fall off.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn search(
         &self,
         index: &Index,
@@ -387,6 +413,7 @@ impl Semantic {
         query_vec: &[f32],
         depth: usize,
         cut: SemanticCut,
+        bar: SemanticCut,
         keep: &dyn Fn(&str) -> bool,
     ) -> Result<SemanticHits> {
         let built = self.arena(index, commit, None)?;
@@ -420,11 +447,8 @@ impl Semantic {
                 .map(|(p, (c, l))| (p.to_owned(), c, l.to_owned()))
                 .collect();
             list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            let cutoff = adaptive_cutoff(
-                &list.iter().map(|x| x.1).collect::<Vec<_>>(),
-                floor,
-                cut.margin,
-            );
+            let cosines: Vec<f32> = list.iter().map(|x| x.1).collect();
+            let cutoff = adaptive_cutoff(&cosines, floor, cut.margin);
             let below = list.split_off(list.partition_point(|x| x.1 >= cutoff));
             list.truncate(depth);
             if kind == 0 {
@@ -432,8 +456,42 @@ impl Semantic {
             } else {
                 out.bodies = list;
                 out.bodies_below = below;
-                out.body_cutoff = cutoff;
+                out.body_cutoff = if bar == cut {
+                    cutoff
+                } else {
+                    adaptive_cutoff(&cosines, bar.body_floor, bar.margin)
+                };
             }
+        }
+        Ok(out)
+    }
+}
+
+impl Semantic {
+    /// The best cue and body cosine (`[cue, body]`, exact, over every row of the file)
+    /// of each of `paths` that has vectors: for candidates another arm found that
+    /// [`Semantic::search`]'s head did not reach, so score fusion weighs their real
+    /// cosine instead of none.
+    pub(crate) fn cosines_of(
+        &self,
+        index: &Index,
+        commit: &str,
+        query_vec: &[f32],
+        paths: &[&str],
+    ) -> Result<HashMap<String, [Option<f32>; 2]>> {
+        let built = self.arena(index, commit, None)?;
+        let mut out = HashMap::new();
+        for &path in paths {
+            let rows = built.rows_of(path);
+            if rows.is_empty() {
+                continue;
+            }
+            let mut best = [None::<f32>; 2];
+            for h in built.arena.score_rows(query_vec, rows) {
+                let slot = &mut best[usize::from(h.kind != 0)];
+                *slot = Some(slot.map_or(h.cosine, |c| c.max(h.cosine)));
+            }
+            out.insert(path.to_owned(), best);
         }
         Ok(out)
     }
@@ -542,11 +600,7 @@ fn merge(
         }
     }
     push_new_before(None, &mut arena, &mut labels)?;
-    Ok(Built {
-        commit: commit.to_owned(),
-        arena,
-        labels: Labels::new(labels),
-    })
+    Ok(Built::new(commit, arena, Labels::new(labels)))
 }
 
 #[cfg(test)]
@@ -606,16 +660,16 @@ mod tests {
                     .push(key(*u).expect("key"), kind_code(e.units[*u].kind), v)
                     .expect("push");
             }
-            Built {
-                commit: "x".into(),
+            Built::new(
+                "x",
                 arena,
-                labels: Labels::new(
+                Labels::new(
                     e.units
                         .iter()
                         .map(|u| (u.path.clone(), u.label.clone()))
                         .collect(),
                 ),
-            }
+            )
         };
         let prev = build(&old);
         // c.md changed (now two cues), e.md removed, b.md and h.md new, a.md and g.md untouched.

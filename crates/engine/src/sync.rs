@@ -84,9 +84,20 @@ impl Engine {
         let Some(head) = self.store.head()? else {
             return Ok(());
         };
-        let state = self.index().state()?;
-        if state.is_none_or(|s| s.commit.parse::<ObjectId>().ok() != Some(head)) {
-            self.sync()?;
+        let mut index = self.index();
+        match index.state()? {
+            Some(s) if s.commit.parse::<ObjectId>().ok() == Some(head) => {
+                // The index file is at HEAD, but another engine on it (a server's
+                // other reader, another process) may have done that sync: this
+                // connection's aliases must still be brought to HEAD's `vocab/`.
+                if let Ok(tree) = s.tree.parse::<ObjectId>() {
+                    self.refresh_vocab(&mut index, tree)?;
+                }
+            }
+            _ => {
+                drop(index);
+                self.sync()?;
+            }
         }
         Ok(())
     }

@@ -11,9 +11,14 @@ use crate::error::Result;
 impl Engine {
     /// Loads the alias groups of `tree` into `index` unless it already has them.
     pub(crate) fn refresh_vocab(&self, index: &mut Index, tree: ObjectId) -> Result<()> {
+        let root = tree.to_string();
+        if index.vocab_tree() == Some(root.as_str()) {
+            return Ok(());
+        }
         let sub = self.store.subtree(tree, "vocab")?;
         let key = sub.map(|s| s.to_string()).unwrap_or_default();
         if index.vocab_key() == Some(key.as_str()) {
+            index.set_vocab_tree(root);
             return Ok(());
         }
         let mut groups = Vec::new();
@@ -33,6 +38,7 @@ impl Engine {
             }
         }
         index.set_vocab(key, Vocab::new(groups));
+        index.set_vocab_tree(root);
         Ok(())
     }
 

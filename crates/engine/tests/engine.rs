@@ -472,3 +472,44 @@ fn a_read_modify_write_on_a_stale_base_is_refused_not_applied() {
         .write_batch_on(now, vec![(path, Some(ours.into_bytes()))], "e".into(), None)
         .expect("fresh base");
 }
+
+#[test]
+fn a_second_engine_on_the_store_sees_the_aliases_the_first_one_wrote() {
+    // A server keeps several engines on one namespace (a writer, readers), each with
+    // its own index connection. The writer's sync brings the shared index file to
+    // HEAD, so the reader's sync has nothing to do; its aliases must follow anyway.
+    let (dir, writer) = new_store();
+    writer
+        .write(
+            "facts/infra/cluster.md",
+            memory("Cluster", "Production runs on Kubernetes in three regions.").as_bytes(),
+            None,
+        )
+        .expect("write");
+    let reader = Engine::open(dir.path()).expect("open");
+    assert!(reader.vocab().expect("vocab").groups().is_empty());
+    let lexical = |e: &Engine| {
+        e.search(&RetrieveRequest::new("k8s"))
+            .expect("search")
+            .into_iter()
+            .map(|h| h.path)
+            .collect::<Vec<_>>()
+    };
+    assert!(lexical(&reader).is_empty());
+
+    writer
+        .write(
+            "vocab/infra.md",
+            b"# Infrastructure terms\n\n- k8s, kubernetes, kube\n",
+            None,
+        )
+        .expect("write vocab");
+    let groups = reader.vocab().expect("vocab");
+    let terms: Vec<&[String]> = groups.groups().iter().map(|g| g.terms.as_slice()).collect();
+    assert_eq!(terms, [["k8s", "kubernetes", "kube"]]);
+    assert_eq!(lexical(&reader), ["facts/infra/cluster.md"]);
+
+    writer.delete("vocab/infra.md").expect("delete vocab");
+    assert!(reader.vocab().expect("vocab").groups().is_empty());
+    assert!(lexical(&reader).is_empty());
+}

@@ -789,3 +789,52 @@ fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
         "{judged:?}"
     );
 }
+
+#[test]
+fn a_candidate_is_fused_at_its_own_cosine_whether_or_not_a_semantic_arm_listed_it() {
+    let Some(model) = minilm() else {
+        panic!("MiniLM not installed (gitloom model install)");
+    };
+    let Some((_dir, mut engine)) = probe_store(EmbedderChoice::Given(model)) else {
+        panic!("shared data not found");
+    };
+    let judged = |engine: &Engine, q: &str| {
+        let mut req = RetrieveRequest::new(q);
+        req.explain = true;
+        let r = engine.retrieve(&req).expect("retrieve");
+        r.judged
+            .expect("explain records the judge")
+            .into_iter()
+            .map(|j| (j.path.clone(), j))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let queries = [
+        "what's my talk about",
+        "where do I work now",
+        "what bike do I ride",
+    ];
+    let deep: Vec<_> = queries.iter().map(|q| judged(&engine, q)).collect();
+    // Each arm lists only its best two: most lexical candidates are now listed by no
+    // semantic arm, and must still be weighed at their real cosine.
+    let mut shallow_cfg = engine.config().clone();
+    shallow_cfg.depth = 2;
+    engine.set_config(shallow_cfg);
+    let mut unlisted = 0;
+    for (q, deep) in queries.iter().zip(&deep) {
+        for (path, j) in judged(&engine, q) {
+            let semantic = j.arms.contains_key("cues") || j.arms.contains_key("bodies");
+            if !j.arms.contains_key("lexical") || semantic || j.arms.contains_key("graph") {
+                continue;
+            }
+            unlisted += 1;
+            let Some(d) = deep.get(&path) else { continue };
+            assert!(
+                (d.score - j.score).abs() < 1e-6,
+                "{q}: {path} fused at {} when listed, {} when not",
+                d.score,
+                j.score
+            );
+        }
+    }
+    assert!(unlisted > 0, "no candidate came from the lexical arm alone");
+}

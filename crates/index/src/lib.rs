@@ -93,9 +93,11 @@ pub struct Index {
     /// by other connections.
     doc_freq_memo: std::cell::RefCell<Option<doc_freq::Memo>>,
     /// Term aliases widening lexical queries (`vocab.rs`), set by the engine from the
-    /// store's `vocab/` files, with the key (the `vocab/` tree id) they were read at.
+    /// store's `vocab/` files, with the key (the `vocab/` tree id) they were read at,
+    /// and the root tree they were last checked against.
     vocab: Vocab,
     vocab_key: Option<String>,
+    vocab_tree: Option<String>,
 }
 
 impl std::fmt::Debug for Index {
@@ -144,6 +146,17 @@ impl Index {
 
     pub fn vocab_key(&self) -> Option<&str> {
         self.vocab_key.as_deref()
+    }
+
+    /// The root tree whose `vocab/` the aliases were last checked against. Kept per
+    /// connection, apart from the synced state (which every connection to the file
+    /// shares): a sync done by another connection leaves this one's aliases behind.
+    pub fn vocab_tree(&self) -> Option<&str> {
+        self.vocab_tree.as_deref()
+    }
+
+    pub fn set_vocab_tree(&mut self, tree: String) {
+        self.vocab_tree = Some(tree);
     }
 
     /// Test hook: the next [`Index::apply`] calls fail after `n` upserts (inside the

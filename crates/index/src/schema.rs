@@ -172,6 +172,7 @@ fn wrap(conn: Connection, path: PathBuf) -> Index {
         vocab_ready: std::cell::Cell::new(false),
         vocab: crate::Vocab::default(),
         vocab_key: None,
+        vocab_tree: None,
         doc_freq_memo: std::cell::RefCell::new(None),
     }
 }

@@ -27,6 +27,9 @@ pub(crate) struct Candidates {
     pub body_cutoff: f64,
     /// The query's entities each entity-arm candidate mentions.
     pub entity_names: HashMap<String, Vec<String>>,
+    /// Under score fusion, the `[cue, body]` cosines of the lexical and entity arms'
+    /// candidates that the semantic arms did not list (see [`unlisted_cosines`]).
+    pub unlisted: HashMap<String, [Option<f32>; 2]>,
 }
 
 /// Runs every arm for `q`.
@@ -72,11 +75,16 @@ pub(crate) fn run(
         // Reciprocal rank counts a poor cosine at rank 3 as much as a good one, so
         // its lists are cut where the distribution falls off; score fusion weighs
         // each cosine itself and keeps them all.
-        let cut = cfg.semantic.unwrap_or_else(|| match cfg.fusion {
-            Fusion::Rrf => SemanticCut::for_model(sem.model_id()),
-            Fusion::Scores => SemanticCut::KEEP_ALL,
-        });
-        match sem.search(index, commit, qv, depth, cut, &|p| in_scope(req, p)) {
+        let model_cut = cfg
+            .semantic
+            .unwrap_or_else(|| SemanticCut::for_model(sem.model_id()));
+        let cut = match (cfg.fusion, cfg.semantic) {
+            (Fusion::Scores, None) => SemanticCut::KEEP_ALL,
+            _ => model_cut,
+        };
+        // Where the cosines fall off still bars body evidence, cut or not.
+        let bar = if cfg.cut_bars { model_cut } else { cut };
+        match sem.search(index, commit, qv, depth, cut, bar, &|p| in_scope(req, p)) {
             Ok(hits) => {
                 for (p, _, label) in &hits.cues {
                     out.matched_cues.insert(p.clone(), label.clone());
@@ -131,5 +139,48 @@ pub(crate) fn run(
         items,
     });
     timings.stop("entities");
+
+    if cfg.fusion == Fusion::Scores
+        && let Some((sem, qv)) = semantic
+        && out.lists.iter().any(|l| l.arm == Arm::Cues)
+    {
+        timings.start();
+        out.unlisted = unlisted_cosines(index, sem, qv, commit, &out.lists)?;
+        timings.stop("unlisted");
+    }
     Ok(out)
+}
+
+/// Score fusion weighs each candidate's cosine; a candidate the lexical or entity arm
+/// found, ranked past the semantic arms' depth, would weigh none and sink under every
+/// cosine candidate however well its terms match (short chat turns, whose cosines
+/// bunch together, lose their answers that way). Their real cosines are read here:
+/// an exact dot product per row of theirs.
+fn unlisted_cosines(
+    index: &Index,
+    sem: &Semantic,
+    query_vec: &[f32],
+    commit: &str,
+    lists: &[ArmList],
+) -> Result<HashMap<String, [Option<f32>; 2]>> {
+    let listed = |arm: Arm| -> HashSet<&str> {
+        lists
+            .iter()
+            .filter(|l| l.arm == arm)
+            .flat_map(|l| l.items.iter().map(|(p, _)| p.as_str()))
+            .collect()
+    };
+    let (cues, bodies) = (listed(Arm::Cues), listed(Arm::Bodies));
+    let mut wanted: Vec<&str> = lists
+        .iter()
+        .filter(|l| matches!(l.arm, Arm::Lexical | Arm::Entities))
+        .flat_map(|l| l.items.iter().map(|(p, _)| p.as_str()))
+        .filter(|p| !cues.contains(p) || !bodies.contains(p))
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
+    }
+    sem.cosines_of(index, commit, query_vec, &wanted)
 }

@@ -132,6 +132,10 @@ pub struct RetrieveConfig {
     /// Score fusion: the share of lexical coverage (0..1, IDF-weighted) added to
     /// the best cosine.
     pub lexical_share: f64,
+    /// Score fusion keeps the semantic lists whole; with this set the body evidence
+    /// bars still rise to the adaptive cut of this query's body cosines (where they
+    /// fall off), as they do under reciprocal rank. Off: the fixed bars alone.
+    pub cut_bars: bool,
 }
 
 impl RetrieveConfig {
@@ -236,6 +240,7 @@ impl Default for RetrieveConfig {
             corroborate: 0.0,
             fusion: Fusion::Scores,
             lexical_share: 0.2,
+            cut_bars: false,
         }
     }
 }

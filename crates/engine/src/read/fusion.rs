@@ -53,6 +53,8 @@ pub(crate) enum Fuser {
         coverage: HashMap<String, f64>,
         /// The share of lexical coverage (0..1) added to the best cosine.
         lexical_share: f64,
+        /// `[cue, body]` cosines of candidates the semantic arms did not list.
+        unlisted: HashMap<String, [Option<f32>; 2]>,
     },
 }
 
@@ -64,6 +66,7 @@ impl Fuser {
         q: &super::analysis::Analysis,
         cfg: &super::config::RetrieveConfig,
         lists: &[ArmList],
+        unlisted: HashMap<String, [Option<f32>; 2]>,
     ) -> crate::error::Result<Fuser> {
         // Score fusion is defined over cosines; with no vectors (no embedder, or
         // the query's embedding failed) only ranks are left to fuse.
@@ -87,6 +90,7 @@ impl Fuser {
                 Fuser::Scores {
                     coverage,
                     lexical_share: cfg.lexical_share,
+                    unlisted,
                 }
             }
             Fusion::Scores | Fusion::Rrf => Fuser::Rrf { k: cfg.rrf_k },
@@ -99,25 +103,33 @@ impl Fuser {
             Fuser::Scores {
                 coverage,
                 lexical_share,
-            } => fuse_scores(lists, coverage, *lexical_share),
+                unlisted,
+            } => fuse_scores(lists, coverage, *lexical_share, unlisted),
         }
     }
 }
 
 /// Fuses arm lists by their raw scores (see the module docs); `coverage` holds each
-/// candidate's lexical coverage. Ties break on the key.
+/// candidate's lexical coverage, `unlisted` the `[cue, body]` cosines of candidates
+/// a semantic arm did not list. Ties break on the key.
 pub fn fuse_scores(
     arms: &[ArmList],
     coverage: &HashMap<String, f64>,
     lexical_share: f64,
+    unlisted: &HashMap<String, [Option<f32>; 2]>,
 ) -> Vec<Fused> {
     let mut out = collect(arms);
     let weight = |arm: Arm| arms.iter().find(|a| a.arm == arm).map_or(0.0, |a| a.weight);
     for f in &mut out {
         let raw = |arm: Arm| f.arms.get(&arm).map(|(s, _)| *s);
-        let cosine = [Arm::Cues, Arm::Bodies]
+        let other = unlisted.get(&f.key);
+        let cosine = [(Arm::Cues, 0), (Arm::Bodies, 1)]
             .into_iter()
-            .filter_map(|a| raw(a).map(|s| s * weight(a)))
+            .filter_map(|(a, slot)| {
+                raw(a)
+                    .or_else(|| other.and_then(|c| c[slot]).map(f64::from))
+                    .map(|s| s * weight(a))
+            })
             .fold(0.0f64, f64::max);
         let lexical =
             lexical_share * weight(Arm::Lexical) * coverage.get(&f.key).copied().unwrap_or(0.0);
@@ -234,7 +246,7 @@ mod tests {
             scored(Arm::Bodies, 1.0, &[("para", 0.55), ("lex", 0.41)]),
         ];
         let coverage = HashMap::from([("lex".to_owned(), 0.2)]);
-        let f = fuse_scores(&lists, &coverage, 0.3);
+        let f = fuse_scores(&lists, &coverage, 0.3, &HashMap::new());
         assert_eq!(f[0].key, "para");
         assert!(
             (f[0].score - 0.62).abs() < 1e-12,
@@ -246,7 +258,10 @@ mod tests {
         assert_eq!(r[0].key, "lex");
         // Full coverage of the question does lift a lexical match over the cosine gap.
         let coverage = HashMap::from([("lex".to_owned(), 1.0)]);
-        assert_eq!(fuse_scores(&lists, &coverage, 0.3)[0].key, "lex");
+        assert_eq!(
+            fuse_scores(&lists, &coverage, 0.3, &HashMap::new())[0].key,
+            "lex"
+        );
     }
 
     #[test]
@@ -256,10 +271,33 @@ mod tests {
             scored(Arm::Bodies, 1.0, &[("a", 0.5), ("b", 0.45)]),
             scored(Arm::Graph, 1.0, &[("b", 0.1), ("b", 0.05)]),
         ];
-        let f = fuse_scores(&lists, &HashMap::new(), 0.3);
+        let f = fuse_scores(&lists, &HashMap::new(), 0.3, &HashMap::new());
         // a: max(0.5 * 0.8, 0.5) = 0.5; b: 0.45 + 0.1 (its best graph step).
         assert_eq!(f[0].key, "b");
         assert!((f[0].score - 0.55).abs() < 1e-12);
         assert!((f[1].score - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_candidate_no_semantic_arm_listed_is_weighed_at_its_own_cosine() {
+        // `deep` is the lexical arm's best hit (full coverage) but ranked past the
+        // semantic arms' depth: listed by neither, it would weigh no cosine at all.
+        let lists = [
+            scored(Arm::Lexical, 1.0, &[("deep", 9.0), ("near", 2.0)]),
+            scored(Arm::Cues, 1.0, &[("near", 0.52)]),
+            scored(Arm::Bodies, 1.0, &[("near", 0.50)]),
+        ];
+        let coverage = HashMap::from([("deep".to_owned(), 1.0), ("near".to_owned(), 0.1)]);
+        let f = fuse_scores(&lists, &coverage, 0.2, &HashMap::new());
+        assert_eq!(f[0].key, "near", "without its cosine `deep` has only 0.2");
+        let unlisted = HashMap::from([("deep".to_owned(), [None, Some(0.45f32)])]);
+        let f = fuse_scores(&lists, &coverage, 0.2, &unlisted);
+        assert_eq!(f[0].key, "deep");
+        assert!((f[0].score - (f64::from(0.45f32) + 0.2)).abs() < 1e-9);
+        // A listed score is never replaced by the unlisted one.
+        let unlisted = HashMap::from([("near".to_owned(), [Some(0.99f32), Some(0.99)])]);
+        let f = fuse_scores(&lists, &coverage, 0.2, &unlisted);
+        let near = f.iter().find(|x| x.key == "near").expect("near");
+        assert!((near.score - (0.52 + 0.2 * 0.1)).abs() < 1e-9);
     }
 }

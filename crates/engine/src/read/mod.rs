@@ -158,7 +158,8 @@ impl Engine {
         )?;
 
         timings.start();
-        let fuser = fusion::Fuser::new(index, &q, cfg, &candidates.lists)?;
+        let unlisted = std::mem::take(&mut candidates.unlisted);
+        let fuser = fusion::Fuser::new(index, &q, cfg, &candidates.lists, unlisted)?;
         let mut fused = fuser.fuse(&candidates.lists);
         timings.stop("fusion");
 
