@@ -791,6 +791,41 @@ fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
 }
 
 #[test]
+fn the_reference_point_of_a_before_question_anchors_nothing() {
+    // "Before Mags" names where the question starts from; the answer is the memory the
+    // one about Mags superseded, which never mentions her.
+    let files = [
+        (
+            "facts/work/team/ledger.md",
+            "---\ntitle: On the Ledger team\nentities: [\"Tomas Berg (person)\"]\n---\nOn the Ledger team my manager was Tomas Berg.\n",
+        ),
+        (
+            "facts/work/team/platform.md",
+            "---\ntitle: On the Platform team\nentities: [\"Mags Lindqvist (person)\"]\nsupersedes: facts/work/team/ledger.md\n---\nI moved to the Platform team; my manager is Mags Lindqvist.\n",
+        ),
+        (
+            "facts/people/mags.md",
+            "---\ntitle: Mags Lindqvist\nentities: [\"Mags Lindqvist (person)\"]\n---\nMags Lindqvist runs the Platform team from Stockholm.\n",
+        ),
+    ];
+    let (_dir, engine) = lexical_store(
+        &files,
+        &["bike", "garden", "violin", "chess", "bread", "kayak"],
+    );
+    let found = top(&engine, "who was my manager before Mags", 5);
+    assert!(
+        found.contains(&"facts/work/team/ledger.md".to_owned()),
+        "{found:?}"
+    );
+    // The entity is still an anchor when it is what the question asks about.
+    let found = top(&engine, "who is Mags my manager", 5);
+    assert!(
+        !found.contains(&"facts/work/team/ledger.md".to_owned()),
+        "{found:?}"
+    );
+}
+
+#[test]
 fn a_candidate_is_fused_at_its_own_cosine_whether_or_not_a_semantic_arm_listed_it() {
     let Some(model) = minilm() else {
         panic!("MiniLM not installed (gitloom model install)");

@@ -119,7 +119,7 @@ pub(crate) fn judge<'a>(
     }
 
     // The entity anchor, over the answer as a whole.
-    let anchor = Anchor::new(&q.entities, &q.terms, q.shape);
+    let anchor = Anchor::new(&anchoring_entities(q), &q.terms, q.shape);
     // The answer type, read first: a memory that lacks what the question demands is
     // refused, and so cannot hold the rest of the question for a joined answer.
     let lacks = lacking(index, &passed, q)?;
@@ -235,6 +235,28 @@ fn lacking(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Vec<Opt
         );
     }
     Ok(out)
+}
+
+/// The entities a hit must be anchored to: those the question names, less the
+/// reference point of a "before X" / "after X" question. "Who was my manager before
+/// Mags" starts from Mags; its answer is by construction another memory (the one
+/// Mags's supersedes), which need not name her.
+fn anchoring_entities(q: &Analysis) -> Vec<gitloom_index::EntityMatch> {
+    q.entities
+        .iter()
+        .filter(|m| {
+            let mut named = m
+                .alias
+                .split(' ')
+                .filter(|w| !w.is_empty() && !gitloom_model::text::is_stopword(w))
+                .peekable();
+            // ("The Annex": the reference drops the article.)
+            q.reference.is_empty()
+                || named.peek().is_none()
+                || !named.all(|w| q.reference.iter().any(|r| r == w))
+        })
+        .cloned()
+        .collect()
 }
 
 /// What the entity anchor says of one candidate.
