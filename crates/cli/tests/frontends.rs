@@ -213,3 +213,141 @@ fn admin_then_serve() {
     let listed = admin(&["list-keys"]);
     assert_eq!(listed[0]["tenant"], "acme.1", "{listed}");
 }
+
+/// A chat-completions endpoint on loopback that answers every request with `reply`
+/// as the message content and reports 150 tokens used (the OpenAI wire format).
+fn metered_chat_model(reply: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut stream) = conn else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = reader.read_exact(&mut body);
+            let out = json!({
+                "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": reply}}],
+                "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}",
+                out.len()
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn serve_meters_the_tokens_its_model_reports() {
+    let model = metered_chat_model(
+        r#"{"answer": "At Orbital AI.", "cited": ["facts/work/orbital-ai.md"]}"#,
+    );
+    let data = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(BIN)
+        .args(["--json", "admin", "--data"])
+        .arg(data.path())
+        .args(["create-account", "acme"])
+        .output()
+        .expect("admin");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let key = v["api_key"].as_str().expect("key").to_owned();
+    let mut child = Command::new(BIN)
+        .args([
+            "--embedder",
+            "none",
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--data",
+        ])
+        .arg(data.path())
+        .env("GITLOOM_LLM_URL", &model)
+        .env("GITLOOM_LLM_KEY_ENV", "GITLOOM_TEST_KEY_UNSET")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut line = String::new();
+    BufReader::new(stderr)
+        .read_line(&mut line)
+        .expect("listening line");
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .new_agent();
+    let call = |method: &str, path: &str, body: Option<Value>| -> (u16, Value) {
+        let url = format!("{base}{path}");
+        let auth = format!("Bearer {key}");
+        let mut r = match body {
+            Some(b) => agent
+                .post(&url)
+                .header("Authorization", &auth)
+                .header("Content-Type", "application/json")
+                .send(b.to_string())
+                .expect("request"),
+            None => {
+                assert_eq!(method, "GET");
+                agent
+                    .get(&url)
+                    .header("Authorization", &auth)
+                    .call()
+                    .expect("request")
+            }
+        };
+        let status = r.status().as_u16();
+        let text = r.body_mut().read_to_string().expect("body");
+        (status, serde_json::from_str(&text).expect("json"))
+    };
+    let (st, body) = call("POST", "/v1/namespaces", Some(json!({"name": "notes"})));
+    assert_eq!(st, 201, "{body}");
+    let (st, body) = call(
+        "POST",
+        "/v1/namespaces/notes/ops/write",
+        Some(json!({"path": "facts/work/orbital-ai.md",
+            "content": "---\ntitle: Works at Orbital AI\ncues: [where do I work]\n---\nUser is an ML engineer at Orbital AI.\n"})),
+    );
+    assert_eq!(st, 200, "{body}");
+    let (st, body) = call(
+        "POST",
+        "/v1/namespaces/notes/ops/answer",
+        Some(json!({"question": "where do I work"})),
+    );
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(body["result"]["text"], "At Orbital AI.", "{body}");
+    let (st, usage) = call("GET", "/v1/usage", None);
+    assert_eq!(st, 200, "{usage}");
+    assert_eq!(
+        usage["result"]["namespaces"]["notes"]["model_tokens"], 150,
+        "{usage}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -13,6 +13,7 @@
 //! JSON body instead is read as such.
 
 use std::io::{BufRead, BufReader};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -109,6 +110,8 @@ pub struct ChatClient {
     config: ChatConfig,
     endpoint: String,
     agent: ureq::Agent,
+    /// Tokens the server said it used (`usage.total_tokens`), over every reply.
+    tokens: AtomicU64,
 }
 
 impl std::fmt::Debug for ChatClient {
@@ -150,7 +153,25 @@ impl ChatClient {
             config,
             endpoint,
             agent,
+            tokens: AtomicU64::new(0),
         })
+    }
+
+    /// Tokens (prompt and completion) the server reported for every reply this
+    /// client has received, retried and rejected ones included: what a metered
+    /// endpoint bills. Servers that report no `usage` add nothing.
+    pub fn tokens_used(&self) -> u64 {
+        self.tokens.load(Ordering::Relaxed)
+    }
+
+    fn count(&self, usage: &Value) {
+        let total = usage["total_tokens"].as_u64().or_else(|| {
+            let prompt = usage["prompt_tokens"].as_u64()?;
+            Some(prompt + usage["completion_tokens"].as_u64().unwrap_or(0))
+        });
+        if let Some(n) = total {
+            self.tokens.fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     pub fn endpoint(&self) -> &str {
@@ -205,6 +226,8 @@ impl ChatClient {
         }
         if self.config.stream {
             body["stream"] = json!(true);
+            // The usage of a streamed reply comes in a last chunk, when asked for.
+            body["stream_options"] = json!({"include_usage": true});
         }
         if let Some(n) = self.config.max_tokens {
             body["max_tokens"] = json!(n);
@@ -324,13 +347,15 @@ impl ChatClient {
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if streamed && status < 400 {
             let reader = resp.body_mut().with_config().limit(64 << 20).reader();
-            return read_events(BufReader::new(reader), received).map_err(|e| match e {
-                Streamed::Transport(e) => transport("reading the streamed response failed", e),
-                Streamed::Bad(m) => Failure::Retry(m, None),
-                Streamed::Refused(m) => {
-                    Failure::Fatal(format!("the model refused: {}", snippet(&m)))
-                }
-            });
+            return read_events(BufReader::new(reader), received, &|u| self.count(u)).map_err(
+                |e| match e {
+                    Streamed::Transport(e) => transport("reading the streamed response failed", e),
+                    Streamed::Bad(m) => Failure::Retry(m, None),
+                    Streamed::Refused(m) => {
+                        Failure::Fatal(format!("the model refused: {}", snippet(&m)))
+                    }
+                },
+            );
         }
         let text = resp
             .body_mut()
@@ -353,6 +378,7 @@ impl ChatClient {
                 None,
             )
         })?;
+        self.count(&v["usage"]);
         let choice = &v["choices"][0]["message"];
         if let Some(refusal) = choice["refusal"].as_str().filter(|r| !r.is_empty()) {
             return Err(Failure::Fatal(format!(
@@ -382,7 +408,12 @@ enum Streamed {
 
 /// Reads a chat-completions event stream (`data: {chunk}` lines, `data: [DONE]` at
 /// the end) into the reply's text, reporting its length as it grows.
-fn read_events(reader: impl BufRead, received: &dyn Fn(usize)) -> Result<String, Streamed> {
+/// The usage chunk, when the server sends one, goes to `usage`.
+fn read_events(
+    reader: impl BufRead,
+    received: &dyn Fn(usize),
+    usage: &dyn Fn(&Value),
+) -> Result<String, Streamed> {
     let mut content = String::new();
     let mut refusal = String::new();
     let mut chars = 0;
@@ -415,6 +446,9 @@ fn read_events(reader: impl BufRead, received: &dyn Fn(usize)) -> Result<String,
                 "the server reported: {}",
                 snippet(&err.to_string())
             )));
+        }
+        if v["usage"].is_object() {
+            usage(&v["usage"]);
         }
         let delta = &v["choices"][0]["delta"];
         if let Some(t) = delta["content"].as_str() {

@@ -120,6 +120,11 @@ impl ModelExtractor {
     pub fn new(client: ChatClient) -> ModelExtractor {
         ModelExtractor { client }
     }
+
+    /// The client it asks (for what it has spent: [`ChatClient::tokens_used`]).
+    pub fn client(&self) -> &ChatClient {
+        &self.client
+    }
 }
 
 impl Extractor for ModelExtractor {

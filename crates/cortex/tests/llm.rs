@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gitloom_cortex::llm::{ChatClient, ChatConfig};
+use gitloom_cortex::llm::{ChatClient, ChatConfig, ChatMessage};
 use gitloom_cortex::{IngestOptions, IngestStage, ModelExtractor, answer, ingest, parse_sessions};
 use gitloom_engine::{EmbedderChoice, Engine, EngineOptions};
 use serde_json::{Value, json};
@@ -99,6 +99,8 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                 let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                 max.fetch_max(now, Ordering::SeqCst);
                 let reply = reply_for(n, &req.1);
+                // As OpenAI does: a streamed reply's usage only when asked for.
+                let stream_usage = req.1["stream_options"]["include_usage"] == true;
                 log.lock().expect("log").push(req);
                 match reply {
                     Reply::Http(status, body) => {
@@ -129,15 +131,23 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                             let _ = stream.flush();
                         }
                         let last = json!({"object": "chat.completion.chunk",
-                            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-                        let _ = write!(stream, "data: {last}\n\ndata: [DONE]\n\n");
+                            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                            "usage": null});
+                        let _ = write!(stream, "data: {last}\n\n");
+                        if stream_usage {
+                            let usage = json!({"object": "chat.completion.chunk", "choices": [],
+                                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}});
+                            let _ = write!(stream, "data: {usage}\n\n");
+                        }
+                        let _ = write!(stream, "data: [DONE]\n\n");
                         let _ = stream.flush();
                     }
                     Reply::Content(text) => {
                         let body = json!({
                             "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
                             "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": text}}]
+                                         "message": {"role": "assistant", "content": text}}],
+                            "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}
                         });
                         respond(&mut stream, 200, &body.to_string(), "");
                     }
@@ -712,6 +722,12 @@ fn a_streamed_reply_is_read_and_reports_progress() {
     );
     let body = &server.seen.lock().expect("log")[0].1;
     assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"]["include_usage"], true);
+    assert_eq!(
+        extractor.client().tokens_used(),
+        120,
+        "the usage chunk is counted"
+    );
     assert!(body["max_tokens"].as_u64().is_some());
     // The schema bounds message indexes to the session's messages.
     let schema = &body["response_format"]["json_schema"]["schema"];
@@ -732,4 +748,45 @@ fn a_local_endpoint_is_recognised() {
     ] {
         assert_eq!(ChatConfig::new(url, "m").is_local(), local, "{url}");
     }
+}
+
+#[test]
+fn every_answered_request_counts_its_tokens_rejected_output_included() {
+    // Malformed output is asked for again; the server billed both replies.
+    let server = serve(vec![
+        Reply::Content("{\"facts\": [ not json".into()),
+        Reply::Content(good_facts()),
+    ]);
+    let mut config = ChatConfig::new(&server.url, "scripted-model");
+    config.api_key_env = Some("GITLOOM_CORTEX_TEST_KEY_UNSET".into());
+    config.stream = false;
+    config.max_retries = 2;
+    config.backoff = Duration::from_millis(5);
+    let c = ChatClient::new(config).expect("client");
+    assert_eq!(c.tokens_used(), 0);
+    let out: Value = c
+        .complete_json(
+            &[ChatMessage::user("x")],
+            "facts",
+            &json!({"type": "object"}),
+            |_: &Value| Ok(()),
+        )
+        .expect("second reply parses");
+    assert!(out["facts"].is_array());
+    assert_eq!(c.tokens_used(), 200);
+    // A reply without `usage` adds nothing.
+    let quiet = serve(vec![Reply::Http(
+        200,
+        json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}]})
+            .to_string(),
+    )]);
+    let mut config = ChatConfig::new(&quiet.url, "scripted-model");
+    config.api_key_env = Some("GITLOOM_CORTEX_TEST_KEY_UNSET".into());
+    config.stream = false;
+    let c = ChatClient::new(config).expect("client");
+    assert_eq!(
+        c.complete(&[ChatMessage::user("x")], None).expect("reply"),
+        "hi"
+    );
+    assert_eq!(c.tokens_used(), 0);
 }

@@ -321,10 +321,11 @@ static OPS: LazyLock<Vec<Op>> = LazyLock::new(|| {
             ops::check_ingest,
             ops::ingest,
         )),
-        op(
+        op_with(
             "answer",
             "Answer a question from the retrieved memories, citing their paths; says it does not know when retrieval abstains. With no chat model configured, returns the evidence (hits with snippets) and no text.",
             Read,
+            no_bounds::<params::AnswerParams>,
             ops::answer,
         ),
         op(

@@ -356,7 +356,13 @@ pub(crate) fn ingest(
     let report = match chat_client()? {
         Some(client) => {
             let extractor = gitloom_cortex::ModelExtractor::new(client);
-            gitloom_cortex::ingest(e, &sessions, &extractor, &options, &|_| {})?
+            let report = gitloom_cortex::ingest(e, &sessions, &extractor, &options, &|_| {});
+            // Tokens are spent whether or not the run succeeded.
+            context.spent.model_tokens.fetch_add(
+                extractor.client().tokens_used(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+            report?
         }
         None => gitloom_cortex::ingest(
             e,
@@ -373,14 +379,20 @@ pub(crate) fn ingest(
     Ok(report)
 }
 
-pub(crate) fn answer(e: &Engine, p: AnswerParams) -> R<gitloom_cortex::Answer> {
+pub(crate) fn answer(
+    e: &Engine,
+    p: AnswerParams,
+    context: &crate::Context,
+) -> R<gitloom_cortex::Answer> {
     let client = chat_client()?;
-    Ok(gitloom_cortex::answer(
-        e,
-        &p.question,
-        client.as_ref(),
-        p.limit,
-    )?)
+    let answer = gitloom_cortex::answer(e, &p.question, client.as_ref(), p.limit);
+    if let Some(c) = &client {
+        context
+            .spent
+            .model_tokens
+            .fetch_add(c.tokens_used(), std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(answer?)
 }
 
 pub(crate) fn gc(e: &Engine, p: GcParams) -> R<gitloom_engine::gc::GcReport> {
