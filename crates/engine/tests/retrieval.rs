@@ -873,3 +873,49 @@ fn a_candidate_is_fused_at_its_own_cosine_whether_or_not_a_semantic_arm_listed_i
     }
     assert!(unlisted > 0, "no candidate came from the lexical arm alone");
 }
+
+#[test]
+fn cut_bars_only_ever_refuse_more() {
+    let Some(model) = minilm() else {
+        panic!("MiniLM not installed (gitloom model install)");
+    };
+    let Some((_dir, mut engine)) = probe_store(EmbedderChoice::Given(model)) else {
+        panic!("shared data not found");
+    };
+    let data = shared_data().expect("shared data");
+    let queries: Vec<String> = std::fs::read_to_string(data.join("probe/queries.jsonl"))
+        .expect("queries")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["query"].as_str().map(str::to_owned))
+        .collect();
+    let answers = |engine: &Engine| -> Vec<std::collections::BTreeSet<String>> {
+        queries
+            .iter()
+            .map(|q| {
+                let mut req = RetrieveRequest::new(q);
+                // The whole head, so that a refusal cannot let a later hit in.
+                req.limit = 50;
+                let r = engine.retrieve(&req).expect("retrieve");
+                r.hits.into_iter().map(|h| h.path).collect()
+            })
+            .collect()
+    };
+    assert!(!engine.config().cut_bars, "off by default");
+    let off = answers(&engine);
+    let mut on_cfg = engine.config().clone();
+    on_cfg.cut_bars = true;
+    engine.set_config(on_cfg);
+    let on = answers(&engine);
+    for ((q, a), b) in queries.iter().zip(&on).zip(&off) {
+        assert!(a.is_subset(b), "{q}: {:?} not within {:?}", a, b);
+    }
+    let (n_on, n_off): (usize, usize) = (
+        on.iter().map(|s| s.len()).sum(),
+        off.iter().map(|s| s.len()).sum(),
+    );
+    assert!(
+        n_on < n_off,
+        "the bars refused nothing ({n_on} hits either way)"
+    );
+}
