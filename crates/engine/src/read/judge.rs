@@ -240,7 +240,7 @@ fn lacking(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Vec<Opt
 /// The entities a hit must be anchored to: those the question names, less the
 /// reference point of a "before X" / "after X" question. "Who was my manager before
 /// Mags" starts from Mags; its answer is by construction another memory (the one
-/// Mags's supersedes), which need not name her.
+/// that the memory about Mags supersedes), which need not name her.
 fn anchoring_entities(q: &Analysis) -> Vec<gitloom_index::EntityMatch> {
     q.entities
         .iter()
