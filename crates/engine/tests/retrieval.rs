@@ -848,6 +848,11 @@ fn a_candidate_is_fused_at_its_own_cosine_whether_or_not_a_semantic_arm_listed_i
         "where do I work now",
         "what bike do I ride",
     ];
+    // The spread of the listed cosines scales the lexical share; it is fixed here,
+    // so that only the listing differs between the two runs.
+    let mut fixed = engine.config().clone();
+    fixed.lexical_spread = 0.0;
+    engine.set_config(fixed);
     let deep: Vec<_> = queries.iter().map(|q| judged(&engine, q)).collect();
     // Each arm lists only its best two: most lexical candidates are now listed by no
     // semantic arm, and must still be weighed at their real cosine.

@@ -132,6 +132,10 @@ pub struct RetrieveConfig {
     /// Score fusion: the share of lexical coverage (0..1, IDF-weighted) added to
     /// the best cosine.
     pub lexical_share: f64,
+    /// Score fusion: the lexical share is scaled by this over the spread (standard
+    /// deviation) of the query's best body cosines (`fusion.rs::spread_factor`); 0
+    /// keeps it fixed.
+    pub lexical_spread: f64,
     /// Score fusion keeps the semantic lists whole; with this set the body evidence
     /// bars still rise to the adaptive cut of this query's body cosines (where they
     /// fall off), as they do under reciprocal rank. Off: the fixed bars alone.
@@ -240,6 +244,9 @@ impl Default for RetrieveConfig {
             corroborate: 0.0,
             fusion: Fusion::Scores,
             lexical_share: 0.2,
+            // Leave one persona out picks 0.04–0.06 in every fold; LoCoMo's bunched
+            // cosines get about twice the share (BENCHMARKS.md, "Session 8").
+            lexical_spread: 0.06,
             cut_bars: false,
         }
     }

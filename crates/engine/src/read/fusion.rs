@@ -89,7 +89,7 @@ impl Fuser {
                 // The lexical arm's weight already carries `advice_lexical`.
                 Fuser::Scores {
                     coverage,
-                    lexical_share: cfg.lexical_share,
+                    lexical_share: cfg.lexical_share * spread_factor(lists, cfg.lexical_spread),
                     unlisted,
                 }
             }
@@ -107,6 +107,32 @@ impl Fuser {
             } => fuse_scores(lists, coverage, *lexical_share, unlisted),
         }
     }
+}
+
+/// How much a term match weighs against a cosine step, read from this query's own
+/// body cosines: `reference / σ` of the best of them (clamped to 0.5–3), or 1 when
+/// `reference` is 0 or there are too few. Where the cosines bunch (many short chat
+/// turns, all about the same people), a cosine step says little and the words
+/// decide; where they spread (paraphrased memories), the cosine leads.
+pub(crate) fn spread_factor(lists: &[ArmList], reference: f64) -> f64 {
+    if reference <= 0.0 {
+        return 1.0;
+    }
+    let cosines: Vec<f64> = lists
+        .iter()
+        .filter(|l| l.arm == Arm::Bodies)
+        .flat_map(|l| l.items.iter().take(50).map(|(_, c)| *c))
+        .collect();
+    if cosines.len() < 5 {
+        return 1.0;
+    }
+    let n = cosines.len() as f64;
+    let mean = cosines.iter().sum::<f64>() / n;
+    let sd = (cosines.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / n).sqrt();
+    if sd <= f64::EPSILON {
+        return 3.0;
+    }
+    (reference / sd).clamp(0.5, 3.0)
 }
 
 /// Fuses arm lists by their raw scores (see the module docs); `coverage` holds each
@@ -299,5 +325,23 @@ mod tests {
         let f = fuse_scores(&lists, &coverage, 0.2, &unlisted);
         let near = f.iter().find(|x| x.key == "near").expect("near");
         assert!((near.score - (0.52 + 0.2 * 0.1)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_lexical_share_grows_as_the_cosines_bunch() {
+        let bodies = |cs: &[f64]| {
+            let items: Vec<(&str, f64)> = cs.iter().map(|c| ("k", *c)).collect();
+            [scored(Arm::Bodies, 1.0, &items)]
+        };
+        let spread = bodies(&[0.8, 0.7, 0.6, 0.5, 0.4, 0.3]);
+        let bunched = bodies(&[0.62, 0.61, 0.60, 0.59, 0.58, 0.57]);
+        let (s, b) = (spread_factor(&spread, 0.06), spread_factor(&bunched, 0.06));
+        assert!(s < 1.0 && b > 1.0, "{s} {b}");
+        assert_eq!(b, 3.0, "clamped");
+        // Off, or too few cosines to say: unchanged.
+        assert_eq!(spread_factor(&bunched, 0.0), 1.0);
+        assert_eq!(spread_factor(&bodies(&[0.9, 0.1]), 0.06), 1.0);
+        // The standard deviation of 0.8 … 0.3 is 0.1708.
+        assert!((s - 0.06 / 0.170_782_512_765_993_3).abs() < 1e-9);
     }
 }
