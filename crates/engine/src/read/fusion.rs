@@ -334,14 +334,20 @@ mod tests {
             [scored(Arm::Bodies, 1.0, &items)]
         };
         let spread = bodies(&[0.8, 0.7, 0.6, 0.5, 0.4, 0.3]);
+        let middling = bodies(&[0.66, 0.64, 0.62, 0.60, 0.58, 0.56]);
         let bunched = bodies(&[0.62, 0.61, 0.60, 0.59, 0.58, 0.57]);
-        let (s, b) = (spread_factor(&spread, 0.06), spread_factor(&bunched, 0.06));
-        assert!(s < 1.0 && b > 1.0, "{s} {b}");
-        assert_eq!(b, 3.0, "clamped");
+        let (s, m, b) = (
+            spread_factor(&spread, 0.06),
+            spread_factor(&middling, 0.06),
+            spread_factor(&bunched, 0.06),
+        );
+        assert!(s < m && m < b, "{s} {m} {b}");
+        // Clamped both ways: σ 0.171 and 0.017 would give 0.35 and 3.5.
+        assert_eq!((s, b), (0.5, 3.0));
+        // σ of 0.66 … 0.56 is 0.0342.
+        assert!((m - 0.06 / 0.034_156_502_553_198_66).abs() < 1e-9, "{m}");
         // Off, or too few cosines to say: unchanged.
         assert_eq!(spread_factor(&bunched, 0.0), 1.0);
         assert_eq!(spread_factor(&bodies(&[0.9, 0.1]), 0.06), 1.0);
-        // The standard deviation of 0.8 … 0.3 is 0.1708.
-        assert!((s - 0.06 / 0.170_782_512_765_993_3).abs() < 1e-9);
     }
 }
