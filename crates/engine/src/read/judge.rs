@@ -239,8 +239,8 @@ fn lacking(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Vec<Opt
 
 /// The entities a hit must be anchored to: those the question names, less the
 /// reference point of a "before X" / "after X" question. "Who was my manager before
-/// Mags" starts from Mags; its answer is by construction another memory (the one
-/// that the memory about Mags supersedes), which need not name her.
+/// Ivo" starts from Ivo; its answer is by construction another memory (the one that
+/// the memory about Ivo supersedes), which need not name him.
 fn anchoring_entities(q: &Analysis) -> Vec<gitloom_index::EntityMatch> {
     q.entities
         .iter()
@@ -250,7 +250,7 @@ fn anchoring_entities(q: &Analysis) -> Vec<gitloom_index::EntityMatch> {
                 .split(' ')
                 .filter(|w| !w.is_empty() && !gitloom_model::text::is_stopword(w))
                 .peekable();
-            // ("The Annex": the reference drops the article.)
+            // (An entity "The Old Mill": the reference drops the article.)
             q.reference.is_empty()
                 || named.peek().is_none()
                 || !named.all(|w| q.reference.iter().any(|r| r == w))
@@ -274,12 +274,12 @@ enum Anchoring {
 /// the entity is anchored when it holds enough of the rest of the question, when a
 /// cue of it matches the question closely, or when the rest it lacks is held by
 /// memories linked to it (a link, `related:`, `supersedes`, or an entity both
-/// mention): "what hours does Hana work" is answered by Hana's memory (she cooks
-/// at a restaurant) and the restaurant's memory (its hours) together. A memory that
+/// mention): "what hours does Ivo work" is answered by Ivo's memory (he cooks at a
+/// restaurant) and the restaurant's memory (its hours) together. A memory that
 /// does not name the entity is anchored as the other half of such a join, when the
 /// join pivots on a memory about the entity (the entity arm found it). "What camera
-/// does Hana own" stays unanswered: her memory holds no camera, and the camera
-/// memories are not linked to her.
+/// does Ivo own" stays unanswered: his memory holds no camera, and the camera
+/// memories are not linked to him.
 fn anchoring(
     index: &Index,
     passed: &[Judged<'_>],
