@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use gitloom_embed::{
     Arena, ArenaMiss, EmbedStats, Embedder, Labels, StoredArena, VectorCache, chunk, embed_cached,
@@ -91,8 +91,6 @@ struct Built {
     arena: Arena,
     /// Arena key → (path, label).
     labels: Labels,
-    /// Path → its rows, made on first use (see [`Built::rows_of`]).
-    rows: OnceLock<HashMap<String, Vec<usize>>>,
 }
 
 impl Built {
@@ -101,25 +99,7 @@ impl Built {
             commit: commit.to_owned(),
             arena,
             labels,
-            rows: OnceLock::new(),
         }
-    }
-
-    /// The arena rows (cues and body chunks) of `path`. The map costs one pass over
-    /// the labels, paid by the first query that needs it, not by every cold process.
-    fn rows_of(&self, path: &str) -> &[usize] {
-        let rows = self.rows.get_or_init(|| {
-            let mut m: HashMap<String, Vec<usize>> = HashMap::new();
-            for row in 0..self.arena.len() {
-                if let Some((key, _)) = self.arena.meta(row)
-                    && let Some((p, _)) = self.labels.get(key as usize)
-                {
-                    m.entry(p.to_owned()).or_default().push(row);
-                }
-            }
-            m
-        });
-        rows.get(path).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -401,11 +381,8 @@ impl Semantic {
     }
 
     /// Scores the query against every cue and body vector in one pass; returns each
-    /// arm's best cosine per file after the adaptive cut `cut`. The body cutoff
-    /// reported (the bar the judge raises body evidence to) is `bar`'s, which may
-    /// differ from the cut: score fusion keeps every list whole but still judges
-    /// evidence against where this query's cosines fall off.
-    #[allow(clippy::too_many_arguments)]
+    /// arm's best cosine per file after the adaptive cut `cut`, and the body cutoff
+    /// (the bar the judge raises body evidence to).
     pub(crate) fn search(
         &self,
         index: &Index,
@@ -413,7 +390,6 @@ impl Semantic {
         query_vec: &[f32],
         depth: usize,
         cut: SemanticCut,
-        bar: SemanticCut,
         keep: &dyn Fn(&str) -> bool,
     ) -> Result<SemanticHits> {
         let built = self.arena(index, commit, None)?;
@@ -456,11 +432,7 @@ impl Semantic {
             } else {
                 out.bodies = list;
                 out.bodies_below = below;
-                out.body_cutoff = if bar == cut {
-                    cutoff
-                } else {
-                    adaptive_cutoff(&cosines, bar.body_floor, bar.margin)
-                };
+                out.body_cutoff = cutoff;
             }
         }
         Ok(out)
@@ -480,18 +452,29 @@ impl Semantic {
         paths: &[&str],
     ) -> Result<HashMap<String, [Option<f32>; 2]>> {
         let built = self.arena(index, commit, None)?;
-        let mut out = HashMap::new();
-        for &path in paths {
-            let rows = built.rows_of(path);
-            if rows.is_empty() {
+        let wanted: HashSet<&str> = paths.iter().copied().collect();
+        // One pass over the keys and one over the rows per query, instead of a
+        // path → rows map kept beside the arena: nothing to keep in step with it.
+        let keys: HashSet<u32> = (0..built.labels.len())
+            .filter(|&k| built.labels.get(k).is_some_and(|(p, _)| wanted.contains(p)))
+            .filter_map(|k| u32::try_from(k).ok())
+            .collect();
+        let rows: Vec<usize> = (0..built.arena.len())
+            .filter(|&row| {
+                built
+                    .arena
+                    .meta(row)
+                    .is_some_and(|(k, _)| keys.contains(&k))
+            })
+            .collect();
+        let mut out: HashMap<String, [Option<f32>; 2]> = HashMap::new();
+        for h in built.arena.score_rows(query_vec, &rows) {
+            let Some((path, _)) = built.labels.get(h.key as usize) else {
                 continue;
-            }
-            let mut best = [None::<f32>; 2];
-            for h in built.arena.score_rows(query_vec, rows) {
-                let slot = &mut best[usize::from(h.kind != 0)];
-                *slot = Some(slot.map_or(h.cosine, |c| c.max(h.cosine)));
-            }
-            out.insert(path.to_owned(), best);
+            };
+            let best = out.entry(path.to_owned()).or_default();
+            let slot = &mut best[usize::from(h.kind != 0)];
+            *slot = Some(slot.map_or(h.cosine, |c| c.max(h.cosine)));
         }
         Ok(out)
     }
