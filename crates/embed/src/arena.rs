@@ -472,15 +472,7 @@ impl Arena {
         };
         rows.iter()
             .filter(|&&row| row < self.len())
-            .map(|&row| {
-                let r = &self.floats()[row * self.dim..(row + 1) * self.dim];
-                ScanHit {
-                    row,
-                    key: self.keys()[row],
-                    kind: self.kinds()[row],
-                    cosine: dot_f32(query, r) * self.inv_norm()[row] * q.inv_norm,
-                }
-            })
+            .map(|&row| self.exact_hit(query, q.inv_norm, row))
             .collect()
     }
 
@@ -517,19 +509,23 @@ impl Arena {
     fn rescore(&self, query: &[f32], q_inv: f32, rows: Vec<usize>, top_k: usize) -> Vec<ScanHit> {
         let mut hits: Vec<ScanHit> = rows
             .into_iter()
-            .map(|row| {
-                let r = &self.floats()[row * self.dim..(row + 1) * self.dim];
-                ScanHit {
-                    row,
-                    key: self.keys()[row],
-                    kind: self.kinds()[row],
-                    cosine: dot_f32(query, r) * self.inv_norm()[row] * q_inv,
-                }
-            })
+            .map(|row| self.exact_hit(query, q_inv, row))
             .collect();
         hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.row.cmp(&b.row)));
         hits.truncate(top_k);
         hits
+    }
+
+    /// The exact f32 cosine of the query (of inverse norm `q_inv`) and one row, which
+    /// must be in range: what every exact score of the arena is made of.
+    fn exact_hit(&self, query: &[f32], q_inv: f32, row: usize) -> ScanHit {
+        let r = &self.floats()[row * self.dim..(row + 1) * self.dim];
+        ScanHit {
+            row,
+            key: self.keys()[row],
+            kind: self.kinds()[row],
+            cosine: dot_f32(query, r) * self.inv_norm()[row] * q_inv,
+        }
     }
 }
 
