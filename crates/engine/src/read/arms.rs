@@ -75,16 +75,11 @@ pub(crate) fn run(
         // Reciprocal rank counts a poor cosine at rank 3 as much as a good one, so
         // its lists are cut where the distribution falls off; score fusion weighs
         // each cosine itself and keeps them all.
-        let model_cut = cfg
-            .semantic
-            .unwrap_or_else(|| SemanticCut::for_model(sem.model_id()));
-        let cut = match (cfg.fusion, cfg.semantic) {
-            (Fusion::Scores, None) => SemanticCut::KEEP_ALL,
-            _ => model_cut,
-        };
-        // Where the cosines fall off still bars body evidence, cut or not.
-        let bar = if cfg.cut_bars { model_cut } else { cut };
-        match sem.search(index, commit, qv, depth, cut, bar, &|p| in_scope(req, p)) {
+        let cut = cfg.semantic.unwrap_or_else(|| match cfg.fusion {
+            Fusion::Rrf => SemanticCut::for_model(sem.model_id()),
+            Fusion::Scores => SemanticCut::KEEP_ALL,
+        });
+        match sem.search(index, commit, qv, depth, cut, &|p| in_scope(req, p)) {
             Ok(hits) => {
                 for (p, _, label) in &hits.cues {
                     out.matched_cues.insert(p.clone(), label.clone());

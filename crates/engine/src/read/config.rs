@@ -136,10 +136,6 @@ pub struct RetrieveConfig {
     /// deviation) of the query's best body cosines (`fusion.rs::spread_factor`); 0
     /// keeps it fixed.
     pub lexical_spread: f64,
-    /// Score fusion keeps the semantic lists whole; with this set the body evidence
-    /// bars still rise to the adaptive cut of this query's body cosines (where they
-    /// fall off), as they do under reciprocal rank. Off: the fixed bars alone.
-    pub cut_bars: bool,
 }
 
 impl RetrieveConfig {
@@ -247,7 +243,6 @@ impl Default for RetrieveConfig {
             // Leave one persona out picks 0.04–0.06 in every fold; LoCoMo's bunched
             // cosines get about twice the share (BENCHMARKS.md, "Session 8").
             lexical_spread: 0.06,
-            cut_bars: false,
         }
     }
 }
