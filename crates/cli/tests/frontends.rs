@@ -81,6 +81,37 @@ async fn mcp_over_stdio_against_the_binary() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("facts/home/cat.md"));
 }
 
+/// `gitloom serve` on a free loopback port over `data` (no embedder), with `env`
+/// set: the child and the base URL its first stderr line announces.
+fn spawn_serve(data: &std::path::Path, env: &[(&str, &str)]) -> (std::process::Child, String) {
+    let mut child = Command::new(BIN)
+        .args([
+            "--embedder",
+            "none",
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--data",
+        ])
+        .arg(data)
+        .envs(env.iter().copied())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut line = String::new();
+    BufReader::new(stderr)
+        .read_line(&mut line)
+        .expect("listening line");
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (child, base)
+}
+
 #[test]
 fn admin_then_serve() {
     let data = tempfile::tempdir().expect("tempdir");
@@ -119,30 +150,7 @@ fn admin_then_serve() {
     let second: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_ne!(second["api_key"], v["api_key"]);
 
-    let mut child = Command::new(BIN)
-        .args([
-            "--embedder",
-            "none",
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--data",
-        ])
-        .arg(data.path())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("serve");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut line = String::new();
-    BufReader::new(stderr)
-        .read_line(&mut line)
-        .expect("listening line");
-    let base = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let (mut child, base) = spawn_serve(data.path(), &[]);
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(20)))
@@ -272,32 +280,13 @@ fn serve_meters_the_tokens_its_model_reports() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     let key = v["api_key"].as_str().expect("key").to_owned();
-    let mut child = Command::new(BIN)
-        .args([
-            "--embedder",
-            "none",
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--data",
-        ])
-        .arg(data.path())
-        .env("GITLOOM_LLM_URL", &model)
-        .env("GITLOOM_LLM_KEY_ENV", "GITLOOM_TEST_KEY_UNSET")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("serve");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut line = String::new();
-    BufReader::new(stderr)
-        .read_line(&mut line)
-        .expect("listening line");
-    let base = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let (mut child, base) = spawn_serve(
+        data.path(),
+        &[
+            ("GITLOOM_LLM_URL", model.as_str()),
+            ("GITLOOM_LLM_KEY_ENV", "GITLOOM_TEST_KEY_UNSET"),
+        ],
+    );
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(30)))

@@ -71,6 +71,20 @@ pub struct Spent {
     pub model_tokens: AtomicU64,
 }
 
+impl Spent {
+    /// Counts `n` more messages ingested.
+    pub fn add_messages(&self, n: u64) {
+        self.messages
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Counts `n` more model tokens paid for.
+    pub fn add_model_tokens(&self, n: u64) {
+        self.model_tokens
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// Everything a call carries besides its parameters.
 #[derive(Debug, Default)]
 pub struct Context {

@@ -358,10 +358,9 @@ pub(crate) fn ingest(
             let extractor = gitloom_cortex::ModelExtractor::new(client);
             let report = gitloom_cortex::ingest(e, &sessions, &extractor, &options, &|_| {});
             // Tokens are spent whether or not the run succeeded.
-            context.spent.model_tokens.fetch_add(
-                extractor.client().tokens_used(),
-                std::sync::atomic::Ordering::Relaxed,
-            );
+            context
+                .spent
+                .add_model_tokens(extractor.client().tokens_used());
             report?
         }
         None => gitloom_cortex::ingest(
@@ -372,10 +371,7 @@ pub(crate) fn ingest(
             &|_| {},
         )?,
     };
-    context
-        .spent
-        .messages
-        .fetch_add(report.turns as u64, std::sync::atomic::Ordering::Relaxed);
+    context.spent.add_messages(report.turns as u64);
     Ok(report)
 }
 
@@ -387,10 +383,7 @@ pub(crate) fn answer(
     let client = chat_client()?;
     let answer = gitloom_cortex::answer(e, &p.question, client.as_ref(), p.limit);
     if let Some(c) = &client {
-        context
-            .spent
-            .model_tokens
-            .fetch_add(c.tokens_used(), std::sync::atomic::Ordering::Relaxed);
+        context.spent.add_model_tokens(c.tokens_used());
     }
     Ok(answer?)
 }
