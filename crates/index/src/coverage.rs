@@ -6,9 +6,6 @@
 
 use std::collections::HashMap;
 
-use rusqlite::params_from_iter;
-use rusqlite::types::Value;
-
 use crate::query::QueryTerms;
 use crate::{Index, IndexError};
 
@@ -23,23 +20,27 @@ pub(crate) fn matches(idx: &Index, terms: &QueryTerms, ids: &[i64]) -> Result<Ma
     if ids.is_empty() || terms.terms.is_empty() {
         return Ok((matched, coverage));
     }
-    let placeholders = (2..ids.len() + 2)
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let sql = format!("SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid IN ({placeholders})");
-    let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
+    // One MATCH per term over the ids' rowid range, filtered here: FTS5 takes a
+    // `rowid IN (…)` list as one full-text query per id (one xFilter each), which at
+    // 150 candidates and 8 terms cost ~17 ms of a 10k-memory retrieve.
+    let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
+    let (lo, hi) = ids.iter().fold((i64::MAX, i64::MIN), |(lo, hi), id| {
+        (lo.min(*id), hi.max(*id))
+    });
+    let mut st = idx
+        .conn
+        .prepare_cached("SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3")
+        .map_err(idx.err(op))?;
     for t in &terms.terms {
-        let mut bind = vec![Value::Text(QueryTerms::clause(t, &idx.vocab))];
-        bind.extend(ids.iter().map(|id| Value::Integer(*id)));
+        let clause = QueryTerms::clause(t, &idx.vocab);
         let rows = st
-            .query_map(params_from_iter(bind), |r| r.get::<_, i64>(0))
+            .query_map(rusqlite::params![clause, lo, hi], |r| r.get::<_, i64>(0))
             .map_err(idx.err(op))?;
         for id in rows {
-            matched
-                .entry(id.map_err(idx.err(op))?)
-                .or_default()
-                .push(t.clone());
+            let id = id.map_err(idx.err(op))?;
+            if wanted.contains(&id) {
+                matched.entry(id).or_default().push(t.clone());
+            }
         }
     }
     let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;
