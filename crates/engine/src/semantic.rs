@@ -101,6 +101,32 @@ impl Built {
             labels,
         }
     }
+
+    /// The arena rows (cues and body chunks) of `path`, found by binary search: keys
+    /// are in path order and each key's rows contiguous and in key order, as a full
+    /// build makes them and [`merge`] keeps them (its test holds it to a full build).
+    fn rows_of(&self, path: &str) -> std::ops::Range<usize> {
+        let path_of = |k: usize| self.labels.get(k).map_or("", |(p, _)| p);
+        let first = lower_bound(self.labels.len(), |k| path_of(k) < path);
+        let end = first + lower_bound(self.labels.len() - first, |i| path_of(first + i) == path);
+        let key_of = |row: usize| self.arena.meta(row).map_or(u32::MAX, |(k, _)| k) as usize;
+        let rows = self.arena.len();
+        lower_bound(rows, |r| key_of(r) < first)..lower_bound(rows, |r| key_of(r) < end)
+    }
+}
+
+/// The first of `0..n` for which `before` is false, `before` being true on a prefix.
+fn lower_bound(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 pub(crate) struct Semantic {
@@ -452,29 +478,17 @@ impl Semantic {
         paths: &[&str],
     ) -> Result<HashMap<String, [Option<f32>; 2]>> {
         let built = self.arena(index, commit, None)?;
-        let wanted: HashSet<&str> = paths.iter().copied().collect();
-        // One pass over the keys and one over the rows per query, instead of a
-        // path → rows map kept beside the arena: nothing to keep in step with it.
-        let keys: HashSet<u32> = (0..built.labels.len())
-            .filter(|&k| built.labels.get(k).is_some_and(|(p, _)| wanted.contains(p)))
-            .filter_map(|k| u32::try_from(k).ok())
-            .collect();
-        let rows: Vec<usize> = (0..built.arena.len())
-            .filter(|&row| {
-                built
-                    .arena
-                    .meta(row)
-                    .is_some_and(|(k, _)| keys.contains(&k))
-            })
-            .collect();
         let mut out: HashMap<String, [Option<f32>; 2]> = HashMap::new();
-        for h in built.arena.score_rows(query_vec, &rows) {
-            let Some((path, _)) = built.labels.get(h.key as usize) else {
+        for &path in paths {
+            let rows: Vec<usize> = built.rows_of(path).collect();
+            if rows.is_empty() {
                 continue;
-            };
+            }
             let best = out.entry(path.to_owned()).or_default();
-            let slot = &mut best[usize::from(h.kind != 0)];
-            *slot = Some(slot.map_or(h.cosine, |c| c.max(h.cosine)));
+            for h in built.arena.score_rows(query_vec, &rows) {
+                let slot = &mut best[usize::from(h.kind != 0)];
+                *slot = Some(slot.map_or(h.cosine, |c| c.max(h.cosine)));
+            }
         }
         Ok(out)
     }
@@ -683,6 +697,23 @@ mod tests {
         for k in 0..full.labels.len() {
             assert_eq!(merged.labels.get(k), full.labels.get(k), "key {k}");
         }
+        // Binary search finds the same rows of a path as a scan of every row does,
+        // none for a path with no units (c.md's unit with no vectors has no rows).
+        for path in ["a.md", "b.md", "c.md", "d.md", "e.md", "g.md", "h.md", "z.md"] {
+            let scanned: Vec<usize> = (0..merged.arena.len())
+                .filter(|&r| {
+                    merged
+                        .arena
+                        .meta(r)
+                        .and_then(|(k, _)| merged.labels.get(k as usize))
+                        .is_some_and(|(p, _)| p == path)
+                })
+                .collect();
+            let found: Vec<usize> = merged.rows_of(path).collect();
+            assert_eq!(found, scanned, "{path}");
+        }
+        assert_eq!(merged.rows_of("a.md").len(), 3);
+        assert!(merged.rows_of("e.md").is_empty());
     }
 
     #[test]
