@@ -280,7 +280,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     }
     let decorated = q.decorate.unwrap_or(cands.len()).min(cands.len());
     let (mut matched, mut snippets, mut sections, coverage) =
-        decorate(idx, &terms, &any, &cands[..decorated])?;
+        decorate(idx, &terms, &any, &cands[..decorated], Decor::Full)?;
     Ok(cands
         .into_iter()
         .enumerate()
@@ -308,12 +308,23 @@ type Decorations = (
     HashMap<i64, f64>,
 );
 
-/// Matched terms, snippet and best section for each candidate.
+/// What [`Index::lexical_details`](crate::Index::lexical_details) reads of each file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decor {
+    /// The query terms it holds and their coverage: what judging needs.
+    Terms,
+    /// Those, and a snippet and the best section: what a hit shows.
+    Full,
+}
+
+/// Matched terms, and (with [`Decor::Full`]) snippet and best section, for each
+/// candidate.
 fn decorate(
     idx: &Index,
     terms: &QueryTerms,
     any: &str,
     cands: &[Cand],
+    decor: Decor,
 ) -> Result<Decorations, IndexError> {
     let ids: Vec<Value> = cands.iter().map(|c| Value::Integer(c.id)).collect();
     let placeholders = (2..ids.len() + 2)
@@ -329,6 +340,9 @@ fn decorate(
     // Which terms each candidate holds, and their IDF-weighted share.
     let ids_only: Vec<i64> = cands.iter().map(|c| c.id).collect();
     let (matched, coverage) = crate::coverage::matches(idx, terms, &ids_only)?;
+    if decor == Decor::Terms {
+        return Ok((matched, HashMap::new(), HashMap::new(), coverage));
+    }
 
     // Snippets: body, else summary, else title.
     let mut snippets: HashMap<i64, String> = HashMap::new();
@@ -392,23 +406,25 @@ fn decorate(
         // section wins ties). No bm25() here: it would scan every posting of each
         // term across all sections to compute its statistics, on every query.
         let mut hits: HashMap<i64, usize> = HashMap::new();
-        if !sids.is_empty() {
-            let sph = (2..sids.len() + 2)
-                .map(|i| format!("?{i}"))
-                .collect::<Vec<_>>()
-                .join(",");
-            let sql = format!(
-                "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1 AND rowid IN ({sph})"
-            );
-            let mut st = idx.conn.prepare(&sql).map_err(idx.err("sections"))?;
+        if let (Some(&lo), Some(&hi)) = (sids.iter().min(), sids.iter().max()) {
+            // Over the rowid range, filtered here: FTS5 runs a `rowid IN (…)` list
+            // as one full-text query per id (see `coverage::matches`).
+            let wanted: std::collections::HashSet<i64> = sids.iter().copied().collect();
+            let mut st = idx
+                .conn
+                .prepare_cached(
+                    "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
+                )
+                .map_err(idx.err("sections"))?;
             for t in &terms.terms {
-                let mut args = vec![Value::Text(quote(t))];
-                args.extend(sids.iter().map(|i| Value::Integer(*i)));
                 let rows = st
-                    .query_map(params_from_iter(args), |r| r.get::<_, i64>(0))
+                    .query_map(rusqlite::params![quote(t), lo, hi], |r| r.get::<_, i64>(0))
                     .map_err(idx.err("sections"))?;
                 for id in rows {
-                    *hits.entry(id.map_err(idx.err("sections"))?).or_default() += 1;
+                    let id = id.map_err(idx.err("sections"))?;
+                    if wanted.contains(&id) {
+                        *hits.entry(id).or_default() += 1;
+                    }
                 }
             }
         }
@@ -457,6 +473,7 @@ pub(crate) fn details(
     idx: &Index,
     text: &str,
     paths: &[String],
+    decor: Decor,
 ) -> Result<HashMap<String, LexicalHit>, IndexError> {
     let mut cands = Vec::with_capacity(paths.len());
     {
@@ -489,7 +506,7 @@ pub(crate) fn details(
     {
         Some(any) => {
             let only: Vec<Cand> = cands.iter().map(|(c, _)| c.clone()).collect();
-            decorate(idx, &terms, &any, &only)?
+            decorate(idx, &terms, &any, &only, decor)?
         }
         None => Default::default(),
     };

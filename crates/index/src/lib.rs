@@ -45,7 +45,8 @@ pub use error::IndexError;
 pub use files::{FileRow, PriorFacts, Stamp};
 pub use gitloom_model::{Memory, StorePath, Tier};
 pub use lexical::{
-    ALL_TERMS_WEIGHT, Bm25Weights, LexicalHit, LexicalQuery, RRF_K, SectionRef, match_strings,
+    ALL_TERMS_WEIGHT, Bm25Weights, Decor, LexicalHit, LexicalQuery, RRF_K, SectionRef,
+    match_strings,
 };
 pub use links::{LinkKind, LinkRow, MentionRow};
 pub use query::{QueryTerms, is_stopword};
@@ -182,14 +183,17 @@ impl Index {
         lexical::search(self, q)
     }
 
-    /// Snippet, matched terms and best `##` section for files another arm found,
-    /// keyed by path (score and rank are 0: these are not lexical hits).
+    /// Matched terms and coverage, and with [`Decor::Full`] the snippet and best `##`
+    /// section, for files another arm found, keyed by path (score and rank are 0:
+    /// these are not lexical hits). A snippet costs one full-text query per file,
+    /// so the read path judges on [`Decor::Terms`] and decorates only what it shows.
     pub fn lexical_details(
         &self,
         text: &str,
         paths: &[String],
+        decor: Decor,
     ) -> Result<HashMap<String, LexicalHit>, IndexError> {
-        lexical::details(self, text, paths)
+        lexical::details(self, text, paths, decor)
     }
 
     /// The query's terms each of `paths` holds and their IDF-weighted share

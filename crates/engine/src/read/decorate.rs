@@ -4,10 +4,13 @@
 
 use std::collections::HashMap;
 
+use gitloom_index::Index;
+
 use super::arm::Arm;
 use super::arms::Candidates;
 use super::hit::{ArmScore, GraphStep, Hit, HitSection};
 use super::judge::Judged;
+use crate::error::Result;
 
 /// The `##` section of a lexical detail, as a hit shows it.
 pub(crate) fn section_of(s: gitloom_index::SectionRef) -> HitSection {
@@ -17,6 +20,19 @@ pub(crate) fn section_of(s: gitloom_index::SectionRef) -> HitSection {
         start_line: s.start_line,
         end_line: s.end_line,
     }
+}
+
+/// Reads the snippet and best section of each of `judged` (the judge read only
+/// their matched terms): one full-text query per hit shown, not per candidate.
+pub(crate) fn describe(index: &Index, query: &str, judged: &mut [Judged<'_>]) -> Result<()> {
+    let keys: Vec<String> = judged.iter().map(|j| j.fused.key.clone()).collect();
+    let mut full = index.lexical_details(query, &keys, gitloom_index::Decor::Full)?;
+    for j in judged.iter_mut() {
+        if let Some(d) = full.remove(&j.fused.key) {
+            j.details = Some(d);
+        }
+    }
+    Ok(())
 }
 
 /// The hits for `judged`, in its order.

@@ -18,7 +18,8 @@ use crate::error::Result;
 use crate::shape::Shape;
 
 /// A candidate that passed: its evidence, its score after the gates, and the
-/// lexical details the judgement read (reused for decoration).
+/// lexical details the judgement read (matched terms and coverage; decoration
+/// adds the snippet and section, see `decorate::describe`).
 pub(crate) struct Judged<'a> {
     pub fused: &'a Fused,
     pub score: f64,
@@ -71,7 +72,7 @@ pub(crate) fn judge<'a>(
         }
     };
     let keys: Vec<String> = head.iter().map(|f| f.key.clone()).collect();
-    let mut details = index.lexical_details(&q.query, &keys)?;
+    let mut details = index.lexical_details(&q.query, &keys, gitloom_index::Decor::Terms)?;
     let cfg = floor_config(cfg, body_cutoff);
 
     // The floor, in fused order (a graph hit counts when its source is evidence).

@@ -181,7 +181,7 @@ impl Engine {
 
         timings.start();
         let mut record = req.explain.then(judge::Record::new);
-        let judged = judge::judge(
+        let mut judged = judge::judge(
             index,
             &fused[..head],
             &q,
@@ -191,8 +191,17 @@ impl Engine {
             &mut notes,
             record.as_mut(),
         )?;
-        let mut hits = decorate::hits(judged, &candidates, &steps, &mut notes);
         timings.stop("floor");
+
+        timings.start();
+        // A reranker reorders every judged hit, by its snippet among other things;
+        // without one only the first `limit` are shown.
+        if self.reranker.is_none() {
+            judged.truncate(req.limit);
+        }
+        decorate::describe(index, &q.query, &mut judged)?;
+        let mut hits = decorate::hits(judged, &candidates, &steps, &mut notes);
+        timings.stop("decorate");
 
         if let Some(r) = &self.reranker
             && hits.len() > 1
