@@ -1,7 +1,7 @@
 mod common;
 
 use common::*;
-use gitloom_index::{LexicalQuery, Tier, match_strings};
+use gitloom_index::{Decor, LexicalQuery, Tier, match_strings};
 
 fn q(text: &str, limit: usize) -> LexicalQuery {
     LexicalQuery {
@@ -250,6 +250,56 @@ fn snippet_and_section() {
     let hits = idx.lexical(&q("desktop", 5)).expect("search");
     assert!(hits[0].snippet.contains("[desktop]"), "{}", hits[0].snippet);
     assert!(hits[0].section.is_none());
+}
+
+#[test]
+fn details_read_terms_alone_or_with_snippet_and_section() {
+    let (_dir, mut idx) = temp_index();
+    let ws = "---\ntitle: Workstation\n---\nIntro line.\n\n## GPU\nAn RTX 5090 drawing 575 watts.\n\n## Storage\nTwo NVMe drives.\n";
+    let cat = "---\ntitle: The cat\nsummary: Miso, a tabby.\n---\nMiso sleeps on the GPU box for its watts of heat.\n";
+    idx.apply(&upserts(
+        "c1",
+        vec![
+            file("facts/hardware/ws.md", ws),
+            file("facts/home/cat.md", cat),
+            file(
+                "facts/home/plant.md",
+                "---\ntitle: A fern\n---\nWatered on Sundays.\n",
+            ),
+        ],
+    ))
+    .expect("apply");
+    let paths: Vec<String> = [
+        "facts/hardware/ws.md",
+        "facts/home/cat.md",
+        "facts/home/plant.md",
+    ]
+    .map(String::from)
+    .to_vec();
+    let terms = idx
+        .lexical_details("gpu watts", &paths, Decor::Terms)
+        .expect("terms");
+    let full = idx
+        .lexical_details("gpu watts", &paths, Decor::Full)
+        .expect("full");
+    for p in &paths {
+        // Judging reads the same terms and coverage either way.
+        assert_eq!(terms[p].matched_terms, full[p].matched_terms, "{p}");
+        assert_eq!(terms[p].coverage, full[p].coverage, "{p}");
+        assert!(terms[p].section.is_none(), "{p}");
+    }
+    assert_eq!(full["facts/hardware/ws.md"].matched_terms, ["gpu", "watts"]);
+    assert!(full["facts/hardware/ws.md"].snippet.contains("[watts]"));
+    assert_eq!(
+        full["facts/hardware/ws.md"]
+            .section
+            .as_ref()
+            .map(|s| s.anchor.as_str()),
+        Some("gpu")
+    );
+    assert!(!terms["facts/hardware/ws.md"].snippet.contains('['));
+    assert!(full["facts/home/plant.md"].matched_terms.is_empty());
+    assert_eq!(full["facts/home/plant.md"].coverage, 0.0);
 }
 
 #[test]
