@@ -36,6 +36,7 @@ mod mapped;
 mod minilm;
 mod openai;
 mod static_table;
+mod wordpiece;
 
 pub use arena::{Arena, ScanHit, cosine};
 pub use arena_file::{ArenaMiss, Labels, StoredArena};

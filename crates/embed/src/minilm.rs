@@ -252,8 +252,7 @@ fn length_batches(seqs: &[Vec<u32>], batch_tokens: usize) -> Vec<Vec<usize>> {
 fn load_model(dir: &Path) -> Result<Loaded, String> {
     let start = Instant::now();
     let tok_path = dir.join("tokenizer.json");
-    let mut tokenizer =
-        Tokenizer::from_file(&tok_path).map_err(|e| format!("{}: {e}", tok_path.display()))?;
+    let mut tokenizer = crate::wordpiece::open(&tok_path)?;
     tokenizer
         .with_truncation(Some(TruncationParams {
             max_length: MAX_TOKENS,

@@ -173,7 +173,7 @@ impl StaticTable {
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         let tok_path = dir.join(TOKENIZER);
-        let mut tokenizer = Tokenizer::from_file(&tok_path)
+        let mut tokenizer = crate::wordpiece::open(&tok_path)
             .map_err(|e| EmbedError::invalid(&tok_path, format!("tokenizer: {e}")))?;
         tokenizer
             .with_truncation(None)
