@@ -1,13 +1,14 @@
-//! Opening a BERT WordPiece `tokenizer.json` in a few milliseconds.
+//! Opening a BERT WordPiece `tokenizer.json` without `from_file`'s generic parse.
 //!
-//! `tokenizers::Tokenizer::from_file` reads the model through an untagged enum, so
-//! serde buffers the 30,522-entry vocabulary as generic JSON and tries it as BPE
-//! before WordPiece: about 29 ms of a 100 ms cold `gitloom retrieve` (perf, 10k
-//! store). A file whose parts are the plain BERT ones (WordPiece model,
-//! `BertNormalizer`, `BertPreTokenizer`, `[CLS] $A [SEP]`) is read here into typed
-//! structs and the same tokenizer is assembled through the crate's builders; any
-//! other file goes through `from_file`. The test
-//! `the_fast_open_tokenizes_as_from_file` holds the two to the same ids.
+//! `tokenizers::Tokenizer::from_file` reads the model (its 30,522-entry vocabulary
+//! included) into a generic `serde_json::Value` first, through a flattened tagged
+//! enum, and builds the WordPiece from that: 29 % of a cold `gitloom retrieve`'s
+//! samples under perf on the 10k store. With this module that command's query
+//! embedding went from 76 to 58 ms (BENCHMARKS.md, "Session 9"). A file whose parts
+//! are the plain BERT ones (WordPiece model, `BertNormalizer`, `BertPreTokenizer`,
+//! `[CLS] $A [SEP]`) is read here into typed structs and the same tokenizer is
+//! assembled through the crate's builders; any other file goes through `from_file`.
+//! The test `the_fast_open_tokenizes_as_from_file` holds the two to the same ids.
 //!
 //! Not for: tokenizers of other families (BPE, Unigram), pairs of sequences, or
 //! decoding; truncation and padding are set by the caller.
