@@ -246,6 +246,16 @@ fn words(q: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first word without its clitic: "what's hana's email" opens with "what", an
+/// interrogative, not with a name.
+fn bare_first(q: &str) -> String {
+    gitloom_model::words(q)
+        .into_iter()
+        .next()
+        .map(|w| w.norm)
+        .unwrap_or_default()
+}
+
 fn has(ws: &[String], w: &str) -> bool {
     ws.iter().any(|x| x == w)
 }
@@ -366,7 +376,7 @@ pub fn classify(query: &str) -> Shape {
         || has_seq(&ws, &["tell", "me", "about"])
         || has_seq(&ws, &["know", "about"])
         || has_seq(&ws, &["everything", "about"])
-        || (ws.len() <= 3 && !INTERROGATIVES.contains(&first))
+        || (ws.len() <= 3 && !INTERROGATIVES.contains(&bare_first(query).as_str()))
     {
         return Shape::Entity;
     }
@@ -481,6 +491,15 @@ mod tests {
         );
         assert_eq!(classify("who is lena"), Shape::Entity);
         assert_eq!(classify("jonas"), Shape::Entity);
+        // Three words opening with a contracted interrogative ask something of a
+        // name; they are not the name itself.
+        for q in [
+            "what's hana's email",
+            "when's ollie's birthday",
+            "who's pepita's vet",
+        ] {
+            assert_ne!(classify(q), Shape::Entity, "{q}");
+        }
         assert_eq!(classify("tell me about acme robotics"), Shape::Entity);
         assert_eq!(classify("who am i staying with"), Shape::MultiHop);
         assert_eq!(
