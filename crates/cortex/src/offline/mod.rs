@@ -101,6 +101,10 @@ struct Unit {
     message: usize,
     act: Act,
     topic: Option<&'static str>,
+    /// The topic of the message it was said in: a statement whose own words place
+    /// it nowhere ("i'm terrified", after the engagement party and the jollof for 30)
+    /// is about what the message around it is about.
+    context_topic: Option<&'static str>,
     /// Third person, dates resolved.
     sentences: Vec<String>,
     /// As said (cleaned), for topics and tiers.
@@ -157,7 +161,11 @@ impl Extractor for OfflineExtractor {
         let mut carry: Option<Subject> = None;
         let mut last_person: Option<Spotted> = None;
         let mut named_person = false;
+        let topic_of_text = |text: &str| {
+            topics::topic_of(&without_names(text, &dedup_spots(lex.spot(text)))).map(|(t, _)| t)
+        };
         for (mi, m) in session.speaking_messages() {
+            let message_topic = topic_of_text(&m.content);
             let speaker = match m.speaker() {
                 Some(n) => Speaker::Named(n.to_owned()),
                 None => Speaker::User,
@@ -284,6 +292,7 @@ impl Extractor for OfflineExtractor {
                                 message: mi,
                                 act,
                                 topic,
+                                context_topic: message_topic,
                                 sentences: Vec::new(),
                                 raw: Vec::new(),
                                 lead: 0,
@@ -554,7 +563,7 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
                 topics::of_kind(kind.as_deref()).unwrap_or(topics::FALLBACK)
             }
             (Subject::Speaker, Some(t)) => t,
-            (Subject::Speaker, None) => topics::FALLBACK,
+            (Subject::Speaker, None) => u.context_topic.unwrap_or(topics::FALLBACK),
         }
     };
     let topic = reuse_topic(topic, &ctx.topics);
@@ -657,4 +666,47 @@ fn reuse_topic(wanted: &str, topics: &[String]) -> String {
         })
         .cloned()
         .unwrap_or_else(|| wanted.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Message;
+
+    fn extract(content: &str) -> Vec<Fact> {
+        let session = Session {
+            id: "s1".into(),
+            date: "2026-08-15".into(),
+            messages: vec![Message {
+                role: "user".into(),
+                name: None,
+                content: content.into(),
+            }],
+        };
+        let ctx = ExtractContext {
+            topics: Vec::new(),
+            known: Vec::new(),
+            run_text: std::sync::Arc::new(content.to_owned()),
+        };
+        OfflineExtractor
+            .extract(&session, &ctx)
+            .expect("the offline extractor reads any session")
+    }
+
+    #[test]
+    fn a_statement_with_no_topic_of_its_own_takes_its_message_s() {
+        let facts = extract(
+            "the loan repayments went up and the credit card bill is huge this month. \
+             i'm terrified",
+        );
+        let terrified = facts
+            .iter()
+            .find(|f| f.body.contains("terrified"))
+            .expect("the statement is kept");
+        assert_eq!(terrified.topic, "money", "{facts:#?}");
+        // Alone, it still fits nowhere, and is kept under the fallback.
+        let alone = extract("i'm terrified");
+        assert_eq!(alone.len(), 1);
+        assert_eq!(alone[0].topic, topics::FALLBACK);
+    }
 }
