@@ -315,10 +315,13 @@ pub enum Decor {
     Terms,
     /// Those, and a snippet and the best section: what a hit shows.
     Full,
+    /// The snippet and the best section alone, for hits whose terms and coverage
+    /// were read already ([`Decor::Terms`]): those come back empty.
+    Shown,
 }
 
-/// Matched terms, and (with [`Decor::Full`]) snippet and best section, for each
-/// candidate.
+/// Matched terms (unless [`Decor::Shown`]), and (unless [`Decor::Terms`]) snippet
+/// and best section, for each candidate.
 fn decorate(
     idx: &Index,
     terms: &QueryTerms,
@@ -339,7 +342,11 @@ fn decorate(
 
     // Which terms each candidate holds, and their IDF-weighted share.
     let ids_only: Vec<i64> = cands.iter().map(|c| c.id).collect();
-    let (matched, coverage) = crate::coverage::matches(idx, terms, &ids_only)?;
+    let (matched, coverage) = if decor == Decor::Shown {
+        Default::default()
+    } else {
+        crate::coverage::matches(idx, terms, &ids_only)?
+    };
     if decor == Decor::Terms {
         return Ok((matched, HashMap::new(), HashMap::new(), coverage));
     }

@@ -186,7 +186,8 @@ impl Index {
     /// Matched terms and coverage, and with [`Decor::Full`] the snippet and best `##`
     /// section, for files another arm found, keyed by path (score and rank are 0:
     /// these are not lexical hits). A snippet costs one full-text query per file,
-    /// so the read path judges on [`Decor::Terms`] and decorates only what it shows.
+    /// so the read path judges on [`Decor::Terms`] and reads [`Decor::Shown`] (the
+    /// snippet and section alone) for what it shows.
     pub fn lexical_details(
         &self,
         text: &str,

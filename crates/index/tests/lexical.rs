@@ -300,6 +300,15 @@ fn details_read_terms_alone_or_with_snippet_and_section() {
     assert!(!terms["facts/hardware/ws.md"].snippet.contains('['));
     assert!(full["facts/home/plant.md"].matched_terms.is_empty());
     assert_eq!(full["facts/home/plant.md"].coverage, 0.0);
+    // What a shown hit adds to its judged terms: the same snippet and section.
+    let shown = idx
+        .lexical_details("gpu watts", &paths, Decor::Shown)
+        .expect("shown");
+    for p in &paths {
+        assert_eq!(shown[p].snippet, full[p].snippet, "{p}");
+        assert_eq!(shown[p].section, full[p].section, "{p}");
+        assert!(shown[p].matched_terms.is_empty(), "{p}");
+    }
 }
 
 #[test]

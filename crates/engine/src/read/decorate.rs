@@ -23,13 +23,19 @@ pub(crate) fn section_of(s: gitloom_index::SectionRef) -> HitSection {
 }
 
 /// Reads the snippet and best section of each of `judged` (the judge read only
-/// their matched terms): one full-text query per hit shown, not per candidate.
+/// their matched terms, which are kept): one full-text query per hit shown, not per
+/// candidate.
 pub(crate) fn describe(index: &Index, query: &str, judged: &mut [Judged<'_>]) -> Result<()> {
     let keys: Vec<String> = judged.iter().map(|j| j.fused.key.clone()).collect();
-    let mut full = index.lexical_details(query, &keys, gitloom_index::Decor::Full)?;
+    let mut shown = index.lexical_details(query, &keys, gitloom_index::Decor::Shown)?;
     for j in judged.iter_mut() {
-        if let Some(d) = full.remove(&j.fused.key) {
-            j.details = Some(d);
+        match (shown.remove(&j.fused.key), j.details.as_mut()) {
+            (Some(s), Some(d)) => {
+                d.snippet = s.snippet;
+                d.section = s.section;
+            }
+            // The judge read no row for it (none was there): neither does this.
+            (Some(_), None) | (None, _) => {}
         }
     }
     Ok(())
