@@ -20,27 +20,15 @@ pub(crate) fn matches(idx: &Index, terms: &QueryTerms, ids: &[i64]) -> Result<Ma
     if ids.is_empty() || terms.terms.is_empty() {
         return Ok((matched, coverage));
     }
-    // One MATCH per term over the ids' rowid range, filtered here: FTS5 takes a
-    // `rowid IN (…)` list as one full-text query per id (one xFilter each), which at
-    // 150 candidates and 8 terms cost ~17 ms of a 10k-memory retrieve.
-    let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
-    let (lo, hi) = ids.iter().fold((i64::MAX, i64::MIN), |(lo, hi), id| {
-        (lo.min(*id), hi.max(*id))
-    });
-    let mut st = idx
-        .conn
-        .prepare_cached("SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3")
-        .map_err(idx.err(op))?;
-    for t in &terms.terms {
-        let clause = QueryTerms::clause(t, &idx.vocab);
-        let rows = st
-            .query_map(rusqlite::params![clause, lo, hi], |r| r.get::<_, i64>(0))
-            .map_err(idx.err(op))?;
+    let clauses: Vec<String> = terms
+        .terms
+        .iter()
+        .map(|t| QueryTerms::clause(t, &idx.vocab))
+        .collect();
+    let found = crate::ranged::matching(idx, crate::ranged::FtsTable::Files, &clauses, ids, op)?;
+    for (t, rows) in terms.terms.iter().zip(found) {
         for id in rows {
-            let id = id.map_err(idx.err(op))?;
-            if wanted.contains(&id) {
-                matched.entry(id).or_default().push(t.clone());
-            }
+            matched.entry(id).or_default().push(t.clone());
         }
     }
     let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;

@@ -413,27 +413,16 @@ fn decorate(
         // section wins ties). No bm25() here: it would scan every posting of each
         // term across all sections to compute its statistics, on every query.
         let mut hits: HashMap<i64, usize> = HashMap::new();
-        if let (Some(&lo), Some(&hi)) = (sids.iter().min(), sids.iter().max()) {
-            // Over the rowid range, filtered here: FTS5 runs a `rowid IN (…)` list
-            // as one full-text query per id (see `coverage::matches`).
-            let wanted: std::collections::HashSet<i64> = sids.iter().copied().collect();
-            let mut st = idx
-                .conn
-                .prepare_cached(
-                    "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
-                )
-                .map_err(idx.err("sections"))?;
-            for t in &terms.terms {
-                let rows = st
-                    .query_map(rusqlite::params![quote(t), lo, hi], |r| r.get::<_, i64>(0))
-                    .map_err(idx.err("sections"))?;
-                for id in rows {
-                    let id = id.map_err(idx.err("sections"))?;
-                    if wanted.contains(&id) {
-                        *hits.entry(id).or_default() += 1;
-                    }
-                }
-            }
+        let quoted: Vec<String> = terms.terms.iter().map(|t| quote(t)).collect();
+        let found = crate::ranged::matching(
+            idx,
+            crate::ranged::FtsTable::Sections,
+            &quoted,
+            &sids,
+            "sections",
+        )?;
+        for id in found.into_iter().flatten() {
+            *hits.entry(id).or_default() += 1;
         }
         let mut st = idx
             .conn

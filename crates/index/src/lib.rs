@@ -26,6 +26,7 @@ mod files;
 mod lexical;
 mod links;
 mod query;
+mod ranged;
 mod schema;
 mod snapshot;
 mod stats;
