@@ -29,13 +29,10 @@ pub(crate) fn describe(index: &Index, query: &str, judged: &mut [Judged<'_>]) ->
     let keys: Vec<String> = judged.iter().map(|j| j.fused.key.clone()).collect();
     let mut shown = index.lexical_details(query, &keys, gitloom_index::Decor::Shown)?;
     for j in judged.iter_mut() {
-        match (shown.remove(&j.fused.key), j.details.as_mut()) {
-            (Some(s), Some(d)) => {
-                d.snippet = s.snippet;
-                d.section = s.section;
-            }
-            // The judge read no row for it (none was there): neither does this.
-            (Some(_), None) | (None, _) => {}
+        // (A hit the judge read no row for has none here either.)
+        if let (Some(s), Some(d)) = (shown.remove(&j.fused.key), j.details.as_mut()) {
+            d.snippet = s.snippet;
+            d.section = s.section;
         }
     }
     Ok(())
