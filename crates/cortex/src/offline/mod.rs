@@ -161,7 +161,6 @@ impl Extractor for OfflineExtractor {
             topics::topic_of(&without_names(text, &dedup_spots(lex.spot(text)))).map(|(t, _)| t)
         };
         for (mi, m) in session.speaking_messages() {
-            let message_topic = topic_of_text(&m.content);
             let speaker = match m.speaker() {
                 Some(n) => Speaker::Named(n.to_owned()),
                 None => Speaker::User,
@@ -288,7 +287,7 @@ impl Extractor for OfflineExtractor {
                                 message: mi,
                                 act,
                                 topic,
-                                context_topic: message_topic,
+                                context_topic: None,
                                 sentences: Vec::new(),
                                 raw: Vec::new(),
                                 lead: 0,
@@ -359,6 +358,17 @@ impl Extractor for OfflineExtractor {
                     u.sentences.push(resolved);
                     u.raw.push(clause.clone());
                     carry = Some(u.subject.clone());
+                }
+            }
+            // The message's own topic is read only for a statement of the speaker's
+            // whose words fit no topic; its units are final once its clauses are read.
+            if units[first_unit..]
+                .iter()
+                .any(|u| matches!(u.subject, Subject::Speaker) && u.topic.is_none())
+            {
+                let message_topic = topic_of_text(&m.content);
+                for u in &mut units[first_unit..] {
+                    u.context_topic = message_topic;
                 }
             }
         }
