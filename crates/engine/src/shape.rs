@@ -247,13 +247,12 @@ fn words(q: &str) -> Vec<String> {
 }
 
 /// The first word without its clitic: "what's hana's email" opens with "what", an
-/// interrogative, not with a name.
-fn bare_first(q: &str) -> String {
-    gitloom_model::words(q)
-        .into_iter()
-        .next()
-        .map(|w| w.norm)
-        .unwrap_or_default()
+/// interrogative, not with a name. A norm is letters and digits only, so the clitic
+/// starts at the word's one apostrophe.
+fn bare_first(ws: &[String]) -> &str {
+    ws.first().map_or("", |w| {
+        w.split_once('\'').map_or(w.as_str(), |(norm, _)| norm)
+    })
 }
 
 fn has(ws: &[String], w: &str) -> bool {
@@ -376,7 +375,7 @@ pub fn classify(query: &str) -> Shape {
         || has_seq(&ws, &["tell", "me", "about"])
         || has_seq(&ws, &["know", "about"])
         || has_seq(&ws, &["everything", "about"])
-        || (ws.len() <= 3 && !INTERROGATIVES.contains(&bare_first(query).as_str()))
+        || (ws.len() <= 3 && !INTERROGATIVES.contains(&bare_first(&ws)))
     {
         return Shape::Entity;
     }
