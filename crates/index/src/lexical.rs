@@ -329,6 +329,17 @@ fn decorate(
     cands: &[Cand],
     decor: Decor,
 ) -> Result<Decorations, IndexError> {
+    // Which terms each candidate holds, and their IDF-weighted share.
+    let (matched, coverage) = if decor == Decor::Shown {
+        Default::default()
+    } else {
+        let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
+        crate::coverage::matches(idx, terms, &ids)?
+    };
+    if decor == Decor::Terms {
+        return Ok((matched, HashMap::new(), HashMap::new(), coverage));
+    }
+
     let ids: Vec<Value> = cands.iter().map(|c| Value::Integer(c.id)).collect();
     let placeholders = (2..ids.len() + 2)
         .map(|i| format!("?{i}"))
@@ -339,17 +350,6 @@ fn decorate(
         v.extend(ids.iter().cloned());
         v
     };
-
-    // Which terms each candidate holds, and their IDF-weighted share.
-    let ids_only: Vec<i64> = cands.iter().map(|c| c.id).collect();
-    let (matched, coverage) = if decor == Decor::Shown {
-        Default::default()
-    } else {
-        crate::coverage::matches(idx, terms, &ids_only)?
-    };
-    if decor == Decor::Terms {
-        return Ok((matched, HashMap::new(), HashMap::new(), coverage));
-    }
 
     // Snippets: body, else summary, else title.
     let mut snippets: HashMap<i64, String> = HashMap::new();

@@ -282,11 +282,18 @@ fn details_read_terms_alone_or_with_snippet_and_section() {
     let full = idx
         .lexical_details("gpu watts", &paths, Decor::Full)
         .expect("full");
+    let shown = idx
+        .lexical_details("gpu watts", &paths, Decor::Shown)
+        .expect("shown");
     for p in &paths {
         // Judging reads the same terms and coverage either way.
         assert_eq!(terms[p].matched_terms, full[p].matched_terms, "{p}");
         assert_eq!(terms[p].coverage, full[p].coverage, "{p}");
         assert!(terms[p].section.is_none(), "{p}");
+        // What a shown hit adds to its judged terms: the same snippet and section.
+        assert_eq!(shown[p].snippet, full[p].snippet, "{p}");
+        assert_eq!(shown[p].section, full[p].section, "{p}");
+        assert!(shown[p].matched_terms.is_empty(), "{p}");
     }
     assert_eq!(full["facts/hardware/ws.md"].matched_terms, ["gpu", "watts"]);
     assert!(full["facts/hardware/ws.md"].snippet.contains("[watts]"));
@@ -300,15 +307,6 @@ fn details_read_terms_alone_or_with_snippet_and_section() {
     assert!(!terms["facts/hardware/ws.md"].snippet.contains('['));
     assert!(full["facts/home/plant.md"].matched_terms.is_empty());
     assert_eq!(full["facts/home/plant.md"].coverage, 0.0);
-    // What a shown hit adds to its judged terms: the same snippet and section.
-    let shown = idx
-        .lexical_details("gpu watts", &paths, Decor::Shown)
-        .expect("shown");
-    for p in &paths {
-        assert_eq!(shown[p].snippet, full[p].snippet, "{p}");
-        assert_eq!(shown[p].section, full[p].section, "{p}");
-        assert!(shown[p].matched_terms.is_empty(), "{p}");
-    }
 }
 
 #[test]
