@@ -3,6 +3,7 @@
 //! a commit; it is only updated afterwards for the paths we changed.
 
 use std::collections::HashSet;
+use std::io::Write;
 use std::path::Path;
 
 use gix::ObjectId;
@@ -58,7 +59,12 @@ pub(crate) fn update(
         },
         skip_hash: false,
     };
-    file.write_to(&mut lock, options).map_err(|e| chain(&e))?;
+    // gix writes an entry at a time; unbuffered, that is several write(2) calls per
+    // entry, which made this a quarter of a busy server's CPU (perf, mixed load).
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut lock);
+    file.write_to(&mut out, options).map_err(|e| chain(&e))?;
+    out.flush().map_err(|e| e.to_string())?;
+    drop(out);
     lock.commit().map_err(|e| e.error.to_string())?;
     Ok(())
 }
