@@ -373,7 +373,13 @@ fn try_reuse_inner(path: &Path) -> Result<Index, (bool, String)> {
     Ok(wrap(conn, path.to_path_buf()))
 }
 
+/// Prepared statements kept per connection. One retrieve runs more distinct
+/// statements than rusqlite's default of 16 (IN lists of several lengths among
+/// them), so with the default every query was parsed again.
+const STATEMENT_CACHE: usize = 128;
+
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     let _ = mode;
