@@ -375,7 +375,7 @@ fn try_reuse_inner(path: &Path) -> Result<Index, (bool, String)> {
 
 /// Prepared statements kept per connection. One retrieve runs more distinct
 /// statements than rusqlite's default of 16 (IN lists of several lengths among
-/// them), so with the default every query was parsed again.
+/// them), so with the default some were parsed again on every retrieve.
 const STATEMENT_CACHE: usize = 128;
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {

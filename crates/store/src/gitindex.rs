@@ -3,7 +3,6 @@
 //! a commit; it is only updated afterwards for the paths we changed.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::Path;
 
 use gix::ObjectId;
@@ -63,8 +62,7 @@ pub(crate) fn update(
     // entry, which made this a quarter of a busy server's CPU (perf, mixed load).
     let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut lock);
     file.write_to(&mut out, options).map_err(|e| chain(&e))?;
-    out.flush().map_err(|e| e.to_string())?;
-    drop(out);
+    out.into_inner().map_err(|e| e.error().to_string())?;
     lock.commit().map_err(|e| e.error.to_string())?;
     Ok(())
 }
