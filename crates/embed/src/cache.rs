@@ -226,6 +226,13 @@ fn try_open(path: &Path) -> Result<Connection, String> {
 }
 
 fn init(conn: &Connection) -> rusqlite::Result<()> {
+    // Plans that do not depend on bound values: otherwise each cached statement is
+    // prepared again on every use, since rusqlite clears its bindings when the
+    // statement goes back to the cache (see the index's `schema::stable_plans`).
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
          CREATE TABLE IF NOT EXISTS vectors (

@@ -180,6 +180,7 @@ fn wrap(conn: Connection, path: PathBuf) -> Index {
 pub(crate) fn open_in_memory() -> Result<Index, IndexError> {
     let path = PathBuf::from(":memory:");
     let conn = Connection::open_in_memory().map_err(sql_err(&path, "open"))?;
+    stable_plans(&conn).map_err(sql_err(&path, "configure"))?;
     create(&conn).map_err(sql_err(&path, "create schema"))?;
     Ok(wrap(conn, path))
 }
@@ -373,6 +374,23 @@ fn try_reuse_inner(path: &Path) -> Result<Index, (bool, String)> {
     Ok(wrap(conn, path.to_path_buf()))
 }
 
+/// Plans that do not depend on bound values, so a cached statement is reused as
+/// prepared. Without this, SQLite marks a statement to be prepared again whenever
+/// a parameter the planner looked at (an `=` filter's value, a LIKE pattern) is
+/// rebound or cleared, and rusqlite clears the bindings of every statement it
+/// returns to its cache: each cached statement was parsed and planned anew on
+/// every use (under a busy server, most of the statement preparation in its
+/// profile). Results cannot change: only plans do, and only where a value could
+/// have steered one (the index keeps no `sqlite_stat4` samples; a LIKE on a bound
+/// prefix is filtered row by row instead of as an index range).
+pub(crate) fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(())
+}
+
 /// Prepared statements kept per connection. One retrieve runs more distinct
 /// statements than rusqlite's default of 16 (IN lists of several lengths among
 /// them), so with the default some were parsed again on every retrieve.
@@ -380,6 +398,7 @@ const STATEMENT_CACHE: usize = 128;
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    stable_plans(conn)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     let _ = mode;
@@ -417,4 +436,48 @@ pub(crate) fn state(idx: &Index) -> Result<Option<IndexedState>, IndexError> {
         (Some(commit), Some(tree)) => Some(IndexedState { commit, tree }),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cached statement rebound and reused is not prepared again: the planner
+    /// looks at the value of an `=` filter, so without stable plans SQLite expires
+    /// the statement when rusqlite clears its bindings on return to the cache.
+    fn reprepares_of_a_reused_statement(idx: &Index) -> i32 {
+        let sql = "SELECT src, kind FROM links WHERE src = ?1 ORDER BY ord";
+        for src in ["facts/a.md", "facts/b.md", "facts/c.md"] {
+            let mut st = idx.conn.prepare_cached(sql).expect("prepare");
+            let n = st
+                .query_map([src], |r| r.get::<_, String>(0))
+                .expect("query")
+                .count();
+            assert_eq!(n, 0);
+        }
+        let st = idx.conn.prepare_cached(sql).expect("prepare");
+        st.get_status(rusqlite::StatementStatus::RePrepare)
+    }
+
+    #[test]
+    fn cached_statements_are_reused_as_prepared() {
+        let idx = open_in_memory().expect("index");
+        assert_eq!(reprepares_of_a_reused_statement(&idx), 0);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (idx, _) = crate::Index::open(&dir.path().join("index.db")).expect("index");
+        assert_eq!(reprepares_of_a_reused_statement(&idx), 0);
+    }
+
+    #[test]
+    fn without_stable_plans_the_same_statement_is_prepared_again() {
+        // The control: what the setting prevents does happen on this SQLite.
+        let idx = open_in_memory().expect("index");
+        idx.conn
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+                false,
+            )
+            .expect("config");
+        assert!(reprepares_of_a_reused_statement(&idx) > 0);
+    }
 }
