@@ -425,9 +425,10 @@ impl Store {
             // the tree's entries is in the object store: one `stat` per file of
             // every directory on an edited path, a sixth of a write's CPU in a
             // topic of a few hundred memories. The plumbing editor writes without
-            // it: the blobs edited in were written above, and every other entry is
-            // the parent tree's own. The names edited in are checked here, as
-            // gix would, with every protection on.
+            // it: the blobs edited in were written above, every other entry is the
+            // parent tree's own, and the names edited in passed `precheck`
+            // (`StorePath::check_new`, which runs gix's own name validation with
+            // every protection on, and more).
             let mut editor = repo
                 .edit_tree(parent_tree)
                 .git(|| format!("cannot edit tree {parent_tree}"))?
@@ -435,14 +436,6 @@ impl Store {
             for e in &edits {
                 match e.new {
                     Some(id) => {
-                        for c in e.path.split('/') {
-                            gix::validate::path::component(
-                                c.into(),
-                                None,
-                                gix::validate::path::component::Options::default(),
-                            )
-                            .git(|| format!("cannot place {} in the tree", e.path))?;
-                        }
                         editor.upsert(e.path.split('/'), gix::objs::tree::EntryKind::Blob, id)
                     }
                     None => editor.remove(e.path.split('/')),
