@@ -127,6 +127,68 @@ fn weekday_rel(anchor: Date, which: &str, wd: Weekday) -> Date {
     anchor.checked_add(delta.days()).unwrap_or(anchor)
 }
 
+/// What the words around a date say about it.
+#[derive(Debug, Clone, Copy)]
+struct Context {
+    tense: Tense,
+    /// A day of the month follows the match ("Friday, the 20th").
+    day_follows: bool,
+}
+
+/// The tense of the clause a date is said in, as far as its auxiliaries and
+/// verbs show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tense {
+    Past,
+    /// Present or future: "I'm seeing her on Friday", "it will be on the 27th".
+    Coming,
+    Unknown,
+}
+
+/// ", the 20th" right after a weekday.
+static DAY_AFTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^,?\s+the\s+\d{1,2}(?:st|nd|rd|th)\b").expect("valid"));
+
+/// Words that put a clause in the present or future.
+const COMING: &[&str] = &[
+    "will", "ll", "shall", "going", "gonna", "am", "m", "is", "are", "re", "have", "has",
+    "can", "must", "need", "want", "plan", "planning", "hope", "tomorrow",
+];
+/// Past auxiliaries and common irregular past forms (regular ones end in -ed).
+const PAST: &[&str] = &[
+    "was", "were", "did", "had", "went", "came", "got", "left", "took", "made", "saw",
+    "bought", "sold", "gave", "met", "ran", "broke", "fell", "said", "told", "found", "paid",
+    "sent", "spent", "brought", "thought", "felt", "kept", "lost", "won", "ate", "drove",
+    "flew", "began", "became", "wrote", "rang", "sat", "stood", "woke", "yesterday",
+];
+/// Words in -ed that are not past forms.
+const NOT_PAST_ED: &[&str] = &[
+    "need", "seed", "feed", "weed", "deed", "heed", "shed", "sled", "speed", "breed", "greed",
+    "hundred", "indeed", "exceed", "proceed", "succeed",
+];
+
+/// The tense of the clause that ends at the end of `before` (from its last
+/// sentence break or semicolon): present or future words win, since a plan
+/// often names what was done before it ("I booked it, it is on Friday").
+fn clause_tense(before: &str) -> Tense {
+    let clause = before
+        .rfind(['.', '!', '?', ';', '\n'])
+        .map_or(before, |i| &before[i + 1..]);
+    let words: Vec<String> = clause
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    if words.iter().any(|w| COMING.contains(&w.as_str())) {
+        return Tense::Coming;
+    }
+    let past = words.iter().any(|w| {
+        PAST.contains(&w.as_str())
+            || (w.len() >= 4 && w.ends_with("ed") && !NOT_PAST_ED.contains(&w.as_str()))
+    });
+    if past { Tense::Past } else { Tense::Unknown }
+}
+
 /// Rewrites relative dates in `text` against `anchor` and returns the new text and
 /// the dates found, in order. Absolute dates are kept as written, with the year
 /// added when it was left out.
@@ -136,7 +198,13 @@ pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
     let mut month: Option<Date> = None;
     let out = RE.replace_all(text, |c: &Captures| {
         let whole = c.get(0).map_or("", |m| m.as_str()).to_owned();
-        match interpret(c, anchor, month) {
+        let start = c.get(0).map_or(0, |m| m.start());
+        let end = c.get(0).map_or(0, |m| m.end());
+        let context = Context {
+            tense: clause_tense(&text[..start]),
+            day_follows: DAY_AFTER.is_match(&text[end..]),
+        };
+        match interpret(c, anchor, month, context) {
             Some((date, coarse, rewrite)) => {
                 if c.name("yr").is_none() && c.name("the_n").is_none() {
                     month = Some(date);
@@ -154,6 +222,7 @@ fn interpret(
     c: &Captures,
     anchor: Date,
     month: Option<Date>,
+    context: Context,
 ) -> Option<(Date, bool, Option<String>)> {
     let g = |n: &str| c.name(n).map(|m| m.as_str());
     if let Some(iso) = g("iso") {
@@ -230,6 +299,17 @@ fn interpret(
         return Some((date, coarse, Some(text)));
     }
     if let (Some(rel), Some(wd)) = (g("rel_w"), g("rel_wd")) {
+        // "on Friday, the 20th": the day of the month says which Friday; it is
+        // resolved next, by itself.
+        if context.day_follows {
+            return None;
+        }
+        // "on Friday" is the coming one, unless the clause is told in the past
+        // ("I picked it up on Friday", "he died on Saturday"): then the last one.
+        let rel = match (rel.to_lowercase().as_str(), context.tense) {
+            ("on", Tense::Past) => "last",
+            _ => rel,
+        };
         let date = weekday_rel(anchor, rel, weekday_of(wd)?);
         return Some((date, false, Some(format!("on {wd} {date}"))));
     }
@@ -291,6 +371,13 @@ fn interpret(
         }
         let this_month = Date::new(anchor.year(), anchor.month(), day).ok();
         let date = match this_month {
+            // "my scan is on the 27th": the coming one.
+            Some(d) if context.tense == Tense::Coming && d >= anchor => d,
+            Some(_) if context.tense == Tense::Coming => {
+                let next = anchor.checked_add(1.month()).ok()?;
+                Date::new(next.year(), next.month(), day).ok()?
+            }
+            // Otherwise the one just gone, as a day said alone most often is.
             Some(d) if d <= anchor => d,
             _ => {
                 let prev = anchor.checked_sub(1.month()).ok()?;
@@ -358,5 +445,43 @@ mod tests {
         assert_eq!(f[1].date, d("2022-03-01"));
         let (t, f) = resolve("I may come", a);
         assert_eq!((t.as_str(), f.len()), ("I may come", 0));
+    }
+
+    #[test]
+    fn a_weekday_told_in_the_past_is_the_last_one() {
+        // 2025-06-24 is a Tuesday.
+        let tue = d("2025-06-24");
+        let (_, f) = resolve("I picked it up on Friday.", tue);
+        assert_eq!(f[0].date, d("2025-06-20"));
+        let (_, f) = resolve("My cousin died on Saturday in Killorglin.", tue);
+        assert_eq!(f[0].date, d("2025-06-21"));
+        let (_, f) = resolve("The meeting was on Saturday.", tue);
+        assert_eq!(f[0].date, d("2025-06-21"));
+        // Present or future, or no tense at all: the coming one, as before.
+        let (_, f) = resolve("I'm seeing her on Friday.", tue);
+        assert_eq!(f[0].date, d("2025-06-27"));
+        let (_, f) = resolve("I sold the old one. The new one comes on Friday", tue);
+        assert_eq!(f[0].date, d("2025-06-27"));
+        let (_, f) = resolve("Dinner on Friday", tue);
+        assert_eq!(f[0].date, d("2025-06-27"));
+        let (_, f) = resolve("I booked it, it is on Friday", tue);
+        assert_eq!(f[0].date, d("2025-06-27"));
+    }
+
+    #[test]
+    fn a_weekday_with_its_day_of_the_month_is_that_day() {
+        let tue = d("2025-06-24");
+        let (t, f) = resolve("I picked it up on Friday, the 20th, at the dealer.", tue);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].date, d("2025-06-20"));
+        assert_eq!(t, "I picked it up on Friday, 2025-06-20, at the dealer.");
+        // A day said alone in a clause about what is to come is the coming one.
+        let (_, f) = resolve("My scan is on the 27th", tue);
+        assert_eq!(f[0].date, d("2025-06-27"));
+        let (_, f) = resolve("My scan will be on the 3rd", tue);
+        assert_eq!(f[0].date, d("2025-07-03"));
+        // Told in the past, or with no tense, the one just gone (as before).
+        let (_, f) = resolve("I installed it on the 11th", tue);
+        assert_eq!(f[0].date, d("2025-06-11"));
     }
 }
