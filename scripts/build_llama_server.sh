@@ -10,6 +10,16 @@
 #   eval "$(bash scripts/build_llama_server.sh --env)"
 #   cargo test -p gitloom-cortex --test llama_server
 #
+# and to serve the model by hand (e.g. for `gitloom eval probe --via ingest --llm-url`):
+#
+#   bash scripts/build_llama_server.sh --serve 8088    # http://127.0.0.1:8088, until ^C
+#
+# --serve sets OMP_WAIT_POLICY=passive. ggml runs its CPU threads under OpenMP, whose
+# threads spin at every barrier (hundreds per token for this model); when the machine's
+# cores are busy with anything else (a build), a spinning thread holds a core its
+# partner needs and a reply crawls: 1-5 tokens/s with -t 2, against 20-30 passive or
+# with -t 1 (BENCHMARKS.md). Whoever starts llama-server otherwise should do the same.
+#
 # Not on the default CI path: the build alone would take half of CI's time.
 set -euo pipefail
 
@@ -26,6 +36,15 @@ if [ "${1:-}" = "--env" ]; then
   [ -x "$BIN" ] && [ -n "$model" ] || { echo "not built yet: run $0" >&2; exit 1; }
   echo "export GITLOOM_TEST_LLAMA_SERVER='$BIN' GITLOOM_TEST_LLAMA_MODEL='$model'"
   exit 0
+fi
+
+if [ "${1:-}" = "--serve" ]; then
+  model="$(find "$MODEL_DIR" -name '*.gguf' 2>/dev/null | head -1)"
+  [ -x "$BIN" ] && [ -n "$model" ] || { echo "not built yet: run $0" >&2; exit 1; }
+  # One slot (gitloom sends one request at a time to a local server), the model's
+  # 8,192-token context, both cores; passive waits (above).
+  OMP_WAIT_POLICY=passive exec "$BIN" -m "$model" --host 127.0.0.1 --port "${2:-8088}" \
+    -t "${THREADS:-2}" -np 1 -c 8192
 fi
 
 verify() { # file sha256

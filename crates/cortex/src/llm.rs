@@ -216,6 +216,15 @@ impl ChatClient {
         schema: Option<(&str, &Value)>,
         received: &dyn Fn(usize),
     ) -> Result<String, CortexError> {
+        self.answer(messages, schema, received).map(|a| a.text)
+    }
+
+    fn answer(
+        &self,
+        messages: &[ChatMessage],
+        schema: Option<(&str, &Value)>,
+        received: &dyn Fn(usize),
+    ) -> Result<Answer, CortexError> {
         let mut body = json!({
             "model": self.config.model,
             "temperature": 0,
@@ -270,7 +279,10 @@ impl ChatClient {
 
     /// [`ChatClient::complete`] with structured output parsed into `T` and checked by
     /// `check`; output that fails either is asked for again, up to `max_retries`
-    /// times, then reported as [`CortexError::BadOutput`].
+    /// times, then reported as [`CortexError::BadOutput`]. A reply the server cut at
+    /// `max_tokens` is reported at once: asked again at temperature 0 the model says
+    /// the same and is cut at the same place (a small model that repeats itself did
+    /// this four times per session, minutes each).
     pub fn complete_json<T: DeserializeOwned>(
         &self,
         messages: &[ChatMessage],
@@ -293,11 +305,23 @@ impl ChatClient {
     ) -> Result<T, CortexError> {
         let mut last = String::new();
         for attempt in 0..=self.config.max_retries {
-            let text = self.complete_with(messages, Some((name, schema)), received)?;
-            let parsed = serde_json::from_str::<T>(strip_fence(&text))
+            let answer = self.answer(messages, Some((name, schema)), received)?;
+            let parsed = serde_json::from_str::<T>(strip_fence(&answer.text))
                 .map_err(|e| format!("not the JSON asked for: {e}"));
             match parsed.and_then(|v| check(&v).map(|()| v)) {
                 Ok(v) => return Ok(v),
+                Err(e) if answer.cut => {
+                    return Err(CortexError::BadOutput {
+                        what: name.to_owned(),
+                        message: format!(
+                            "{e}: the reply was cut at max_tokens ({}), not asked again \
+                             (the same request is cut the same way)",
+                            self.config
+                                .max_tokens
+                                .map_or_else(|| "the server's".to_owned(), |n| n.to_string())
+                        ),
+                    });
+                }
                 Err(e) => {
                     tracing::warn!(endpoint = %self.endpoint, attempt, "model output rejected: {e}");
                     last = e;
@@ -315,7 +339,7 @@ impl ChatClient {
         body: &str,
         key: Option<&str>,
         received: &dyn Fn(usize),
-    ) -> Result<String, Failure> {
+    ) -> Result<Answer, Failure> {
         let mut req = self
             .agent
             .post(&self.endpoint)
@@ -396,8 +420,18 @@ impl ChatClient {
                 )
             })?;
         received(content.chars().count());
-        Ok(content)
+        Ok(Answer {
+            text: content,
+            cut: v["choices"][0]["finish_reason"] == "length",
+        })
     }
+}
+
+/// A reply's text, and whether the server cut it at `max_tokens`
+/// (`finish_reason: "length"`).
+struct Answer {
+    text: String,
+    cut: bool,
 }
 
 enum Streamed {
@@ -413,11 +447,12 @@ fn read_events(
     reader: impl BufRead,
     received: &dyn Fn(usize),
     usage: &dyn Fn(&Value),
-) -> Result<String, Streamed> {
+) -> Result<Answer, Streamed> {
     let mut content = String::new();
     let mut refusal = String::new();
     let mut chars = 0;
     let mut done = false;
+    let mut cut = false;
     for line in reader.lines() {
         let line = line.map_err(|e| match ureq::Error::from(e) {
             ureq::Error::Io(io) => match io.get_ref().and_then(|r| r.downcast_ref::<ureq::Error>())
@@ -459,8 +494,9 @@ fn read_events(
         if let Some(r) = delta["refusal"].as_str() {
             refusal.push_str(r);
         }
-        if v["choices"][0]["finish_reason"].as_str().is_some() {
+        if let Some(f) = v["choices"][0]["finish_reason"].as_str() {
             done = true;
+            cut = f == "length";
         }
     }
     if !refusal.is_empty() {
@@ -471,7 +507,7 @@ fn read_events(
             "the streamed response ended before the model finished".into(),
         ));
     }
-    Ok(content)
+    Ok(Answer { text: content, cut })
 }
 
 fn snippet(s: &str) -> String {

@@ -34,15 +34,21 @@ fn nullable(t: &str) -> Value {
 /// The schema of the extraction reply. Beyond the shapes it bounds what the checks
 /// below would refuse anyway (message indexes, date forms, cue counts), so a server
 /// that turns the schema into a grammar (llama.cpp) makes even a small model answer
-/// within it.
+/// within it. Every string and array is bounded too, well above what a fact needs: a
+/// small model under greedy decoding repeats itself ("SRE at Tallyline Payments, SRE
+/// at …" in one body, eight identical entities), and a grammar without a bound lets it
+/// run to `max_tokens`, where the reply is cut and nothing of it can be used.
 fn fact_schema(messages: usize, statements: usize) -> Value {
-    let s = json!({"type": "string"});
+    let text = |max: usize| json!({"type": "string", "maxLength": max});
     let date = json!({"type": "string",
         "pattern": "^(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"});
     // Not blank (minLength, not a `\S` pattern: llama.cpp's schema-to-grammar does
-    // not take `\S` and would accept any string); a topic as the store's paths take it.
-    let line = json!({"type": "string", "minLength": 1});
-    let topic = json!({"type": "string", "pattern": "^[a-z][a-z0-9-]*(/[a-z][a-z0-9-]*)?$"});
+    // not take `\S` and would accept any string).
+    let line = |max: usize| json!({"type": "string", "minLength": 1, "maxLength": max});
+    // A topic as the store's paths take it.
+    let topic = json!({"type": "string",
+        "pattern": "^[a-z][a-z0-9-]{0,31}(/[a-z][a-z0-9-]{0,31})?$"});
+    let nullable_text = |max: usize| json!({"anyOf": [text(max), {"type": "null"}]});
     let nullable_date = json!({"anyOf": [date, {"type": "null"}]});
     json!({
         "type": "object",
@@ -55,21 +61,21 @@ fn fact_schema(messages: usize, statements: usize) -> Value {
             "required": ["subject", "tier", "topic", "title", "body", "entities", "cues", "slot", "ends_slot",
                          "valid_from", "valid_to", "timeline", "confidence", "messages", "unresolved"],
             "properties": {
-                "subject": line, "topic": topic, "title": line, "body": line,
+                "subject": line(100), "topic": topic, "title": line(160), "body": line(1000),
                 "tier": {"type": "string", "enum": ["facts", "incidents", "rules", "skills"]},
-                "entities": {"type": "array", "items": {"type": "object", "additionalProperties": false,
-                    "required": ["name", "kind"], "properties": {"name": s, "kind": nullable("string")}}},
-                "cues": {"type": "array", "items": s, "minItems": 1, "maxItems": 6},
-                "slot": nullable("string"),
+                "entities": {"type": "array", "maxItems": 12, "items": {"type": "object", "additionalProperties": false,
+                    "required": ["name", "kind"], "properties": {"name": text(100), "kind": nullable_text(40)}}},
+                "cues": {"type": "array", "items": text(160), "minItems": 1, "maxItems": 6},
+                "slot": nullable_text(40),
                 "ends_slot": {"type": "boolean"},
                 "valid_from": nullable_date,
                 "valid_to": nullable_date,
-                "timeline": {"type": "array", "items": {"type": "object", "additionalProperties": false,
-                    "required": ["date", "text"], "properties": {"date": date, "text": s}}},
+                "timeline": {"type": "array", "maxItems": 8, "items": {"type": "object", "additionalProperties": false,
+                    "required": ["date", "text"], "properties": {"date": date, "text": text(300)}}},
                 "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                "messages": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0,
-                    "maximum": messages.saturating_sub(1)}},
-                "unresolved": {"type": "array", "items": s}
+                "messages": {"type": "array", "minItems": 1, "maxItems": messages.max(1), "items": {"type": "integer",
+                    "minimum": 0, "maximum": messages.saturating_sub(1)}},
+                "unresolved": {"type": "array", "maxItems": 6, "items": text(100)}
             }
         }}}
     })

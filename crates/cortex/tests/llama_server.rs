@@ -60,6 +60,10 @@ fn start(bin: &Path, model: &Path, port: u16, log: &Path) -> Server {
         .arg(model)
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .args(["-t", "2", "-np", "1", "-c", "8192"])
+        // ggml's OpenMP threads otherwise spin at every barrier: on a machine whose two
+        // cores are also building, each spinning thread holds a core its partner needs
+        // and replies ran at 1-5 tokens/s instead of 20-30 (BENCHMARKS.md).
+        .env("OMP_WAIT_POLICY", "passive")
         .stdout(Stdio::null())
         .stderr(out)
         .spawn()

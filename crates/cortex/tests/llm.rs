@@ -25,6 +25,8 @@ enum Reply {
     Content(String),
     /// The same, streamed as server-sent events in chunks of this many characters.
     Stream(String, usize),
+    /// Streamed, and ended as a server ends a reply cut at `max_tokens`.
+    Cut(String),
 }
 
 struct Server {
@@ -117,7 +119,12 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
                         let _ = stream.read(&mut buf);
                     }
-                    Reply::Stream(text, size) => {
+                    Reply::Stream(_, _) | Reply::Cut(_) => {
+                        let (text, size, finish) = match reply {
+                            Reply::Stream(text, size) => (text, size, "stop"),
+                            Reply::Cut(text) => (text, 16, "length"),
+                            _ => unreachable!(),
+                        };
                         let _ = write!(
                             stream,
                             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
@@ -131,7 +138,7 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                             let _ = stream.flush();
                         }
                         let last = json!({"object": "chat.completion.chunk",
-                            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
                             "usage": null});
                         let _ = write!(stream, "data: {last}\n\n");
                         if stream_usage {
@@ -294,6 +301,33 @@ fn output_that_stays_malformed_is_reported_and_never_written() {
     let tree = engine.tree(None).expect("tree");
     let listing = serde_json::to_string(&tree).expect("json");
     assert!(!listing.contains("facts/"), "{listing}");
+    assert!(engine.get("sessions/2026-07-30/s1.md", None).is_err());
+}
+
+#[test]
+fn a_reply_cut_at_max_tokens_is_reported_and_not_asked_again() {
+    // What a small model under greedy decoding does: the same words until the cap.
+    let cut = format!(
+        r#"{{"facts": [{{"subject": "User", "body": "{}"#,
+        "SRE at Tallyline Payments, ".repeat(40)
+    );
+    let server = serve(vec![Reply::Cut(cut)]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(SESSION).expect("sessions");
+    let extractor = ModelExtractor::new(client(&server.url, 3));
+    let report = ingest(
+        &engine,
+        &sessions,
+        &extractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert!(report.sessions[0].failed, "{report:#?}");
+    let err = &report.sessions[0].errors[0];
+    assert!(err.contains("cut at max_tokens (4096)"), "{err}");
+    assert_eq!(server.seen.lock().expect("log").len(), 1, "asked once");
     assert!(engine.get("sessions/2026-07-30/s1.md", None).is_err());
 }
 
