@@ -6,7 +6,7 @@
 # It is for the real-model test of ingestion (crates/cortex/tests/llama_server.rs), which runs
 # only when GITLOOM_TEST_LLAMA_SERVER names the binary and GITLOOM_TEST_LLAMA_MODEL the GGUF:
 #
-#   bash scripts/build_llama_server.sh            # ~15 min on 2 cores the first time
+#   bash scripts/build_llama_server.sh            # 15-35 min on 2 cores the first time
 #   eval "$(bash scripts/build_llama_server.sh --env)"
 #   cargo test -p gitloom-cortex --test llama_server
 #
@@ -14,11 +14,12 @@
 #
 #   bash scripts/build_llama_server.sh --serve 8088    # http://127.0.0.1:8088, until ^C
 #
-# --serve sets OMP_WAIT_POLICY=passive. ggml runs its CPU threads under OpenMP, whose
-# threads spin at every barrier (hundreds per token for this model); when the machine's
-# cores are busy with anything else (a build), a spinning thread holds a core its
-# partner needs and a reply crawls: 1-5 tokens/s with -t 2, against 20-30 passive or
-# with -t 1 (BENCHMARKS.md). Whoever starts llama-server otherwise should do the same.
+# --serve runs one CPU thread. ggml runs its threads under OpenMP, whose threads spin
+# at each of the hundreds of barriers a token takes; when the machine's cores are busy
+# with anything else (a build), a spinning thread holds the core its partner needs and
+# a reply crawls: 2-10 tokens/s with -t 2, 21-29 with -t 1, same load (BENCHMARKS.md).
+# On an otherwise idle machine -t 2 is about twice as fast (THREADS=2). Passive waits
+# (OMP_WAIT_POLICY=passive) hold up under load but are no faster than one thread.
 #
 # Not on the default CI path: the build alone would take half of CI's time.
 set -euo pipefail
@@ -42,9 +43,8 @@ if [ "${1:-}" = "--serve" ]; then
   model="$(find "$MODEL_DIR" -name '*.gguf' 2>/dev/null | head -1)"
   [ -x "$BIN" ] && [ -n "$model" ] || { echo "not built yet: run $0" >&2; exit 1; }
   # One slot (gitloom sends one request at a time to a local server), the model's
-  # 8,192-token context, both cores; passive waits (above).
-  OMP_WAIT_POLICY=passive exec "$BIN" -m "$model" --host 127.0.0.1 --port "${2:-8088}" \
-    -t "${THREADS:-2}" -np 1 -c 8192
+  # 8,192-token context, one thread (above).
+  exec "$BIN" -m "$model" --host 127.0.0.1 --port "${2:-8088}" -t "${THREADS:-1}" -np 1 -c 8192
 fi
 
 verify() { # file sha256

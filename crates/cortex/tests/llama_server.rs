@@ -59,11 +59,10 @@ fn start(bin: &Path, model: &Path, port: u16, log: &Path) -> Server {
         .args(["-m"])
         .arg(model)
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args(["-t", "2", "-np", "1", "-c", "8192"])
-        // ggml's OpenMP threads otherwise spin at every barrier: on a machine whose two
-        // cores are also building, each spinning thread holds a core its partner needs
-        // and replies ran at 1-5 tokens/s instead of 20-30 (BENCHMARKS.md).
-        .env("OMP_WAIT_POLICY", "passive")
+        // One thread: with two, ggml's OpenMP threads spin at every barrier (hundreds a
+        // token), and on a machine whose two cores are also building, a spinning thread
+        // holds the core its partner needs: 2-10 tokens/s instead of 21-29 (BENCHMARKS.md).
+        .args(["-t", "1", "-np", "1", "-c", "8192"])
         .stdout(Stdio::null())
         .stderr(out)
         .spawn()
