@@ -15,6 +15,8 @@ use regex::{Captures, Regex};
 
 use gitloom_model::when::MONTHS;
 
+use crate::text::IRREGULAR_PAST;
+
 fn month_of(word: &str) -> Option<i8> {
     let w = word.to_lowercase();
     if w.len() < 3 {
@@ -154,50 +156,8 @@ const COMING: &[&str] = &[
     "will", "ll", "shall", "going", "gonna", "am", "m", "is", "are", "re", "have", "has", "can",
     "must", "need", "want", "plan", "planning", "hope", "tomorrow",
 ];
-/// Past auxiliaries and common irregular past forms (regular ones end in -ed).
-const PAST: &[&str] = &[
-    "was",
-    "were",
-    "did",
-    "had",
-    "went",
-    "came",
-    "got",
-    "left",
-    "took",
-    "made",
-    "saw",
-    "bought",
-    "sold",
-    "gave",
-    "met",
-    "ran",
-    "broke",
-    "fell",
-    "said",
-    "told",
-    "found",
-    "paid",
-    "sent",
-    "spent",
-    "brought",
-    "thought",
-    "felt",
-    "kept",
-    "lost",
-    "won",
-    "ate",
-    "drove",
-    "flew",
-    "began",
-    "became",
-    "wrote",
-    "rang",
-    "sat",
-    "stood",
-    "woke",
-    "yesterday",
-];
+/// Past auxiliaries; past forms are [`IRREGULAR_PAST`] and words in -ed.
+const PAST: &[&str] = &["was", "were", "did", "had", "yesterday"];
 /// Words in -ed that are not past forms.
 const NOT_PAST_ED: &[&str] = &[
     "need", "seed", "feed", "weed", "deed", "heed", "shed", "sled", "speed", "breed", "greed",
@@ -490,7 +450,7 @@ mod tests {
         let tue = d("2025-06-24");
         let (_, f) = resolve("I picked it up on Friday.", tue);
         assert_eq!(f[0].date, d("2025-06-20"));
-        let (_, f) = resolve("My cousin died on Saturday in Killorglin.", tue);
+        let (_, f) = resolve("My cousin died on Saturday in Galway.", tue);
         assert_eq!(f[0].date, d("2025-06-21"));
         let (_, f) = resolve("The meeting was on Saturday.", tue);
         assert_eq!(f[0].date, d("2025-06-21"));

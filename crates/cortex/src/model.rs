@@ -35,7 +35,7 @@ fn nullable(t: &str) -> Value {
 /// below would refuse anyway (message indexes, date forms, cue counts), so a server
 /// that turns the schema into a grammar (llama.cpp) makes even a small model answer
 /// within it. Every string and array is bounded too, well above what a fact needs: a
-/// small model under greedy decoding repeats itself ("SRE at Tallyline Payments, SRE
+/// small model under greedy decoding repeats itself ("Engineer at the bank, Engineer
 /// at …" in one body, eight identical entities), and a grammar without a bound lets it
 /// run to `max_tokens`, where the reply is cut and nothing of it can be used.
 fn fact_schema(messages: usize, statements: usize) -> Value {
