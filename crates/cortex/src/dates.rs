@@ -181,6 +181,7 @@ fn clause_tense(before: &str) -> Tense {
     }
     let past = words.iter().any(|w| {
         PAST.contains(&w.as_str())
+            || IRREGULAR_PAST.contains(&w.as_str())
             || (w.len() >= 4 && w.ends_with("ed") && !NOT_PAST_ED.contains(&w.as_str()))
     });
     if past { Tense::Past } else { Tense::Unknown }
@@ -453,6 +454,8 @@ mod tests {
         let (_, f) = resolve("My cousin died on Saturday in Galway.", tue);
         assert_eq!(f[0].date, d("2025-06-21"));
         let (_, f) = resolve("The meeting was on Saturday.", tue);
+        assert_eq!(f[0].date, d("2025-06-21"));
+        let (_, f) = resolve("A young man came on Saturday and paid cash.", tue);
         assert_eq!(f[0].date, d("2025-06-21"));
         // Present or future, or no tense at all: the coming one, as before.
         let (_, f) = resolve("I'm seeing her on Friday.", tue);
