@@ -263,8 +263,8 @@ impl Extractor for OfflineExtractor {
                         }
                         _ => subj,
                     };
-                    let mut target =
-                        place(&units[first_unit..], &subj, act, opens).map(|i| i + first_unit);
+                    let mut target = place(&units[first_unit..], &subj, act, opens, topic)
+                        .map(|i| i + first_unit);
                     // "I accepted an offer from Initech. I start on 1 December": the
                     // start date belongs to the new job.
                     if target.is_none()
@@ -421,11 +421,21 @@ fn dedup_spots(mut spots: Vec<Spotted>) -> Vec<Spotted> {
 }
 
 /// The unit of this message a sentence joins, `None` for a new one. A sentence that
-/// names its subject starts a unit of its own (one statement, one memory); one that
 /// goes on about the subject before it ("she's 4.9kg", "the pills are…") joins that
-/// subject's unit. Rules run on: the sentences after a rule in the same message
-/// (its reasons, "use the merchant ID instead") stay with it.
-fn place(units: &[Unit], subj: &Subject, act: Act, opens: bool) -> Option<usize> {
+/// subject's unit. A sentence of the speaker's that names them again starts a unit of
+/// its own (one statement, one memory) when its words place it under a topic; one whose
+/// words place it nowhere ("i got 71%" after the dissertation went in) depends on what
+/// was just said and goes on in that unit when the unit's words do say what it is
+/// about: cut from it, it loses what it was about. Two statements that both fit no
+/// topic stay apart (joined, neither would say more). Rules run on: the sentences after
+/// a rule in the same message (its reasons, "use the merchant ID instead") stay with it.
+fn place(
+    units: &[Unit],
+    subj: &Subject,
+    act: Act,
+    opens: bool,
+    topic: Option<&'static str>,
+) -> Option<usize> {
     let last = units.len().checked_sub(1)?;
     let u = &units[last];
     if u.subject != *subj {
@@ -436,7 +446,7 @@ fn place(units: &[Unit], subj: &Subject, act: Act, opens: bool) -> Option<usize>
         (Act::Rule, _) => matches!(subj, Subject::Speaker).then_some(last),
         (_, Act::Rule) => None,
         _ if matches!(subj, Subject::Entity(_)) => Some(last),
-        _ => (!opens).then_some(last),
+        _ => (!opens || topic.is_none() && u.topic.is_some()).then_some(last),
     }
 }
 
@@ -714,5 +724,20 @@ mod tests {
         let alone = extract("i'm terrified");
         assert_eq!(alone.len(), 1);
         assert_eq!(alone[0].topic, topics::FALLBACK);
+    }
+
+    #[test]
+    fn a_statement_of_the_speaker_s_that_fits_no_topic_goes_on_with_the_one_before() {
+        // "i got 71%" says nothing of what was marked; it stays with the dissertation.
+        let facts = extract("my dissertation went in on friday, a week early. i got 71%");
+        assert_eq!(facts.len(), 1, "{facts:#?}");
+        assert!(facts[0].body.contains("dissertation"), "{facts:#?}");
+        assert!(facts[0].body.contains("71%"), "{facts:#?}");
+        // A statement on a topic of its own is a memory of its own.
+        let facts = extract("my dissertation went in on friday. i paid the credit card bill");
+        assert_eq!(facts.len(), 2, "{facts:#?}");
+        // Two statements that both fit no topic stay apart: joined, neither says more.
+        let facts = extract("i was nervous the whole time. i felt relieved at the end");
+        assert_eq!(facts.len(), 2, "{facts:#?}");
     }
 }
