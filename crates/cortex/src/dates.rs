@@ -164,13 +164,26 @@ const NOT_PAST_ED: &[&str] = &[
     "hundred", "indeed", "exceed", "proceed", "succeed",
 ];
 
-/// The tense of the clause that ends at the end of `before` (from its last
-/// sentence break or semicolon): present or future words win, since a plan
-/// often names what was done before it ("I booked it, it is on Friday").
-fn clause_tense(before: &str) -> Tense {
-    let clause = before
-        .rfind(['.', '!', '?', ';', '\n'])
+/// The tense of the clause a date sits in: read first in the words before the date
+/// (from the clause's start), where the verb of "I picked it up on Friday" is;
+/// when those say nothing, in the words after it up to the clause's end, where the
+/// verb of "The AGM on Saturday was a circus" is.
+fn clause_tense(before: &str, after: &str) -> Tense {
+    let start = before
+        .rfind(CLAUSE_END)
         .map_or(before, |i| &before[i + 1..]);
+    match tense_of(start) {
+        Tense::Unknown => tense_of(after.find(CLAUSE_END).map_or(after, |i| &after[..i])),
+        known => known,
+    }
+}
+
+/// What ends a clause for [`clause_tense`]: a sentence break or a semicolon.
+const CLAUSE_END: [char; 5] = ['.', '!', '?', ';', '\n'];
+
+/// The tense of a run of words: present or future words win, since a plan often
+/// names what was done before it ("I booked it, it is on Friday").
+fn tense_of(clause: &str) -> Tense {
     let words: Vec<String> = clause
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -199,7 +212,7 @@ pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
         let start = c.get(0).map_or(0, |m| m.start());
         let end = c.get(0).map_or(0, |m| m.end());
         let context = Context {
-            tense: clause_tense(&text[..start]),
+            tense: clause_tense(&text[..start], &text[end..]),
             day_follows: DAY_AFTER.is_match(&text[end..]),
         };
         match interpret(c, anchor, month, context) {
@@ -465,6 +478,16 @@ mod tests {
         let (_, f) = resolve("Dinner on Friday", tue);
         assert_eq!(f[0].date, d("2025-06-27"));
         let (_, f) = resolve("I booked it, it is on Friday", tue);
+        assert_eq!(f[0].date, d("2025-06-27"));
+        // The verb after the date, when the words before it have none.
+        let (_, f) = resolve("The match on Saturday was a washout.", tue);
+        assert_eq!(f[0].date, d("2025-06-21"));
+        let (_, f) = resolve("On Sunday we went to the coast. Next is Friday", tue);
+        assert_eq!(f[0].date, d("2025-06-22"));
+        let (_, f) = resolve("The match on Saturday will be rained off.", tue);
+        assert_eq!(f[0].date, d("2025-06-28"));
+        // Only to the end of the clause: the next sentence's verb is not the date's.
+        let (_, f) = resolve("Dinner on Friday. It was lovely last time", tue);
         assert_eq!(f[0].date, d("2025-06-27"));
     }
 
