@@ -184,10 +184,11 @@ const CLAUSE_END: [char; 5] = ['.', '!', '?', ';', '\n'];
 /// The tense of a run of words: present or future words win, since a plan often
 /// names what was done before it ("I booked it, it is on Friday").
 fn tense_of(clause: &str) -> Tense {
-    let words: Vec<String> = clause
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+    // The workspace's words, each with its clitic as a word of its own: "I'll" says
+    // `ll`, "we're" says `re`.
+    let words: Vec<String> = gitloom_model::words(clause)
+        .into_iter()
+        .flat_map(|w| std::iter::once(w.norm).chain(w.clitic))
         .collect();
     if words.iter().any(|w| COMING.contains(&w.as_str())) {
         return Tense::Coming;

@@ -57,9 +57,9 @@ const RELATIONS: &[&[&str]] = &[
         "grandparents",
         "grandparent",
     ],
-    &[
-        "aunt", "uncle", "cousin", "cousins", "niece", "nephew", "in-law", "in-laws",
-    ],
+    // "in-law" is three words to the workspace's splitter ("mother-in-law" names a
+    // mother), so it is not a word of a group.
+    &["aunt", "uncle", "cousin", "cousins", "niece", "nephew"],
 ];
 
 /// Words that make a "how much" question (or a question naming them) a price question.
@@ -99,17 +99,10 @@ impl Demand {
     }
 }
 
-/// Lower-cased words, apostrophes and possessive `'s` split off.
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '\''))
-        .map(|w| {
-            let w = w.trim_matches(|c| c == '\'' || c == '-').to_lowercase();
-            w.strip_suffix("'s")
-                .or_else(|| w.strip_suffix("’s"))
-                .map(str::to_owned)
-                .unwrap_or(w)
-        })
-        .filter(|w| !w.is_empty())
+/// The words of `text` as the whole workspace splits them (`gitloom_model::words`:
+/// lowercase, diacritics folded, a possessive or contraction kept apart as a clitic).
+fn words(text: &str) -> impl Iterator<Item = String> {
+    gitloom_model::norms(text).into_iter()
 }
 
 /// A currency sign next to a digit, either side, at most one space between ("$1,200",
@@ -133,15 +126,16 @@ fn has_money(text: &str) -> bool {
 /// What `query` asks for that a memory must show (usually nothing).
 pub fn demands(query: &str) -> Vec<Demand> {
     let lower = query.to_lowercase().replace('’', "'");
-    let tokens: Vec<String> = words(&lower).collect();
+    let split = gitloom_model::words(query);
+    let tokens: Vec<&str> = split.iter().map(|w| w.norm.as_str()).collect();
     let mut out = Vec::new();
     let how_much = lower.contains("how much");
     // "who pays my salary" asks for a payer, not an amount.
-    let asks_other = tokens.first().is_some_and(|t| {
-        ["who", "whom", "whose", "where", "when", "which", "why"].contains(&t.as_str())
-    });
-    let price = tokens.iter().any(|t| PRICE_NOUNS.contains(&t.as_str()))
-        || (how_much && tokens.iter().any(|t| PRICE_VERBS.contains(&t.as_str())))
+    let asks_other = tokens
+        .first()
+        .is_some_and(|t| ["who", "whom", "whose", "where", "when", "which", "why"].contains(t));
+    let price = tokens.iter().any(|t| PRICE_NOUNS.contains(t))
+        || (how_much && tokens.iter().any(|t| PRICE_VERBS.contains(t)))
         || lower.contains("what did i pay")
         || lower.contains("what does it cost");
     if price && !asks_other && !lower.contains("how many") {
@@ -149,15 +143,20 @@ pub fn demands(query: &str) -> Vec<Demand> {
     }
     // "X's R": the relation after a possessive (not "my R": "where does my sister
     // live" asks about the sister, whom a memory names as Maya).
-    let raw: Vec<&str> = lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    for pair in raw.windows(2) {
-        if !pair[0].ends_with("'s") {
+    for pair in split.windows(2) {
+        // A possessive: "Maya's husband". Not a contraction ("what's mum…", "it's
+        // husband…" is no owner), and not a relation that is itself an owner
+        // ("Maya's mum's dose" asks about the dose).
+        let owner = pair[0].clitic.as_deref() == Some("s")
+            && !gitloom_model::is_stopword(&pair[0].norm)
+            && pair[1].clitic.is_none();
+        if !owner {
             continue;
         }
-        if let Some(group) = RELATIONS.iter().find(|g| g.contains(&pair[1])) {
+        if let Some(group) = RELATIONS
+            .iter()
+            .find(|g| g.contains(&pair[1].norm.as_str()))
+        {
             let d = Demand::Relation(group);
             if !out.contains(&d) {
                 out.push(d);
@@ -207,5 +206,12 @@ mod tests {
         // "my sister" alone demands nothing: the memory may name her.
         assert!(demands("where does my sister live").is_empty());
         assert!(demands("What is Caroline's identity?").is_empty());
+        // Split as everywhere else: a typographic apostrophe, a hyphenated relation.
+        assert_eq!(demands("who is Maya’s husband"), d);
+        // A contraction is no possessive, nor is a relation that owns the thing asked.
+        assert!(demands("what's mum's dose").is_empty());
+        assert!(demands("what's Maya's mum's dose").is_empty());
+        let mum = demands("where does Tom's mother live");
+        assert!(mum[0].met_by("His mother-in-law lives in Leeds."));
     }
 }
