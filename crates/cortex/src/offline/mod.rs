@@ -124,6 +124,12 @@ impl Unit {
     }
 }
 
+/// How many messages back (counted in the session, the assistant's included) a "he"
+/// or "she" may reach for the person it stands for: the same message and the turns
+/// just before it. Beyond that the conversation has moved on, and a name said then is
+/// no better a guess than the speaker.
+const PRONOUN_REACH: usize = 2;
+
 /// Person pronouns whose referent the session may never name.
 const PERSON_PRONOUNS: &[&str] = &["he", "him", "his", "she", "her", "hers"];
 
@@ -154,8 +160,11 @@ impl Extractor for OfflineExtractor {
             lex.add_known(s, Some("person".into()));
         }
         let mut units: Vec<Unit> = Vec::new();
-        let mut carry: Option<Subject> = None;
-        let mut last_person: Option<Spotted> = None;
+        // The subject of the last unit and the last person named, each with the
+        // message it was said in: a pronoun reaches back only `PRONOUN_REACH` messages.
+        let mut carry: Option<(Subject, usize)> = None;
+        let mut last_person: Option<(Spotted, usize)> = None;
+        let mut spoken_before = 0;
         let mut named_person = false;
         let topic_of_text = |text: &str| {
             topics::topic_of(&without_names(text, &dedup_spots(lex.spot(text)))).map(|(t, _)| t)
@@ -173,6 +182,27 @@ impl Extractor for OfflineExtractor {
                 _ => None,
             };
             let first_unit = units.len();
+            // A person the assistant named since the last message read ("Did Dr Park
+            // give you exercises?") is who a "she" in the reply may stand for.
+            for (ai, a) in session
+                .messages
+                .iter()
+                .enumerate()
+                .take(mi)
+                .skip(spoken_before)
+                .filter(|(_, a)| a.role.eq_ignore_ascii_case("assistant"))
+            {
+                if let Some(p) = dedup_spots(lex.spot(&a.content))
+                    .iter()
+                    .rev()
+                    .find(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
+                {
+                    last_person = Some((p.clone(), ai));
+                    named_person = true;
+                }
+            }
+            spoken_before = mi + 1;
+            let in_reach = |at: usize| mi - at.min(mi) <= PRONOUN_REACH;
             // What the message before asked, if this message answers it ("What did
             // it fail on?" → "corroded brake pipes, …"): a reply means little alone.
             let asked = mi
@@ -202,6 +232,16 @@ impl Extractor for OfflineExtractor {
                         .first()
                         .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()));
                 if short && lead_in.is_none() {
+                    // A lead-in may name the person the next sentences go on about
+                    // ("Dr Okafor this morning. She says…").
+                    if let Some(p) = dedup_spots(lex.spot(&clause))
+                        .iter()
+                        .rev()
+                        .find(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
+                    {
+                        last_person = Some((p.clone(), mi));
+                        named_person = true;
+                    }
                     let said =
                         subject::third_person(&clause, &speaker, other.as_deref(), addressed);
                     let (resolved, _) = dates::resolve(&said, anchor);
@@ -228,18 +268,28 @@ impl Extractor for OfflineExtractor {
                             &clause,
                             &spots,
                             this_message.as_ref(),
-                            carry.as_ref(),
-                            last_person.as_ref(),
+                            carry
+                                .as_ref()
+                                .filter(|(_, at)| in_reach(*at))
+                                .map(|(c, _)| c),
+                            last_person
+                                .as_ref()
+                                .filter(|(_, at)| in_reach(*at))
+                                .map(|(p, _)| p),
                             &speaker,
                         )
                     };
-                    // The last person named, for a "he" or "she" further on.
-                    if let Some(p) = spots
+                    // The last person named, for a "he" or "she" further on; none when
+                    // the clause ends on someone it does not name ("sent mum her
+                    // money. she's doing better": not the friend named before).
+                    if subject::ends_on_unnamed_person(&clause, &spots) {
+                        last_person = None;
+                    } else if let Some(p) = spots
                         .iter()
                         .rev()
                         .find(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
                     {
-                        last_person = Some(p.clone());
+                        last_person = Some((p.clone(), mi));
                     }
                     let said =
                         subject::third_person(&clause, &speaker, other.as_deref(), addressed);
@@ -357,7 +407,7 @@ impl Extractor for OfflineExtractor {
                     };
                     u.sentences.push(resolved);
                     u.raw.push(clause.clone());
-                    carry = Some(u.subject.clone());
+                    carry = Some((u.subject.clone(), mi));
                 }
             }
             // The message's own topic is read only for a statement of the speaker's
@@ -690,19 +740,33 @@ mod tests {
     use crate::session::Message;
 
     fn extract(content: &str) -> Vec<Fact> {
+        extract_turns(&[("user", content)])
+    }
+
+    /// A session of several turns: (role, content).
+    fn extract_turns(turns: &[(&str, &str)]) -> Vec<Fact> {
         let session = Session {
             id: "s1".into(),
             date: "2026-08-15".into(),
-            messages: vec![Message {
-                role: "user".into(),
-                name: None,
-                content: content.into(),
-            }],
+            messages: turns
+                .iter()
+                .map(|(role, content)| Message {
+                    role: (*role).into(),
+                    name: None,
+                    content: (*content).into(),
+                })
+                .collect(),
         };
+        let run_text = turns
+            .iter()
+            .filter(|(r, _)| *r == "user")
+            .map(|(_, c)| *c)
+            .collect::<Vec<_>>()
+            .join("\n");
         let ctx = ExtractContext {
             topics: Vec::new(),
             known: Vec::new(),
-            run_text: std::sync::Arc::new(content.to_owned()),
+            run_text: std::sync::Arc::new(run_text),
         };
         OfflineExtractor
             .extract(&session, &ctx)
@@ -739,5 +803,67 @@ mod tests {
         // Two statements that both fit no topic stay apart: joined, neither says more.
         let facts = extract("i was nervous the whole time. i felt relieved at the end");
         assert_eq!(facts.len(), 2, "{facts:#?}");
+    }
+
+    fn about<'a>(facts: &'a [Fact], words: &str) -> &'a Fact {
+        facts
+            .iter()
+            .find(|f| f.body.contains(words))
+            .unwrap_or_else(|| panic!("{words:?} is kept: {facts:#?}"))
+    }
+
+    #[test]
+    fn a_pronoun_stands_for_a_person_named_in_reach() {
+        // Named in a lead-in, the person is who "she" is, in the reply after it too.
+        let facts = extract_turns(&[
+            ("user", "Dr Okafor this morning. She says my iron is low."),
+            ("assistant", "Noted, low iron."),
+            ("user", "She wrote a new prescription for the tablets."),
+        ]);
+        assert_eq!(about(&facts, "prescription").subject, "Dr Okafor");
+        // Named by the assistant, just before the reply.
+        let facts = extract_turns(&[
+            ("user", "my knee is sore again after the run."),
+            ("assistant", "Did Dr Maple give you exercises for it?"),
+            ("user", "she gave me three stretches, twice a day."),
+        ]);
+        assert_eq!(about(&facts, "stretches").subject, "Dr Maple");
+    }
+
+    #[test]
+    fn a_pronoun_does_not_reach_a_person_named_long_before() {
+        // Gráinne was named five turns back; "she" is no longer her. The statement is
+        // kept, under the speaker.
+        let facts = extract_turns(&[
+            ("user", "my viva is on the 10th with my supervisor Gráinne."),
+            ("assistant", "Good luck."),
+            ("user", "the flat needs a new boiler, it is freezing."),
+            ("assistant", "Annoying."),
+            ("user", "we're getting a green sofa next month."),
+            ("assistant", "Lovely."),
+            ("user", "she's settling in really well at the new place."),
+        ]);
+        assert_eq!(about(&facts, "settling in").subject, "User");
+    }
+
+    #[test]
+    fn a_pronoun_after_someone_unnamed_is_not_the_person_named_before() {
+        // "she" is the aunt the message speaks of, not Gráinne of the turn before.
+        let facts = extract_turns(&[
+            ("user", "my viva is on the 10th with my supervisor Gráinne."),
+            ("assistant", "Good luck."),
+            (
+                "user",
+                "visited my aunt in the hospital. she's doing better now.",
+            ),
+        ]);
+        assert_eq!(about(&facts, "doing better").subject, "User");
+        // With no one unnamed in between, "she" is still Gráinne.
+        let facts = extract_turns(&[
+            ("user", "my viva is on the 10th with my supervisor Gráinne."),
+            ("assistant", "Good luck."),
+            ("user", "she's the toughest examiner in the department."),
+        ]);
+        assert_eq!(about(&facts, "toughest").subject, "Gráinne");
     }
 }

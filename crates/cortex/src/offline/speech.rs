@@ -206,6 +206,93 @@ const REQUEST_VERBS: &[&str] = &[
     "do",
 ];
 
+/// Words that may follow a verb used as an imperative ("check the logs", "remind me
+/// to…", "look into it", "write up…", "book a table"): the start of its object or a
+/// particle. After a noun ("work benefits cover…", "plan is to…", "book club's on
+/// Thursday") comes a content word or a verb instead, so a request verb followed by
+/// none of these is not read as one.
+const OBJECT_OPENERS: &[&str] = &[
+    // determiners, quantifiers and clause openers
+    "a",
+    "an",
+    "the",
+    "this",
+    "that",
+    "these",
+    "those",
+    "some",
+    "any",
+    "all",
+    "every",
+    "each",
+    "another",
+    "both",
+    "few",
+    "more",
+    "what",
+    "which",
+    "how",
+    "whether",
+    "if",
+    "where",
+    "when",
+    "who",
+    "why",
+    // object pronouns and possessives
+    "me",
+    "us",
+    "it",
+    "them",
+    "him",
+    "her",
+    "you",
+    "my",
+    "our",
+    "your",
+    "his",
+    "their",
+    "its",
+    "something",
+    "anything",
+    "everything",
+    "nothing",
+    "one",
+    // particles and adverbs
+    "down",
+    "up",
+    "out",
+    "through",
+    "over",
+    "on",
+    "off",
+    "in",
+    "into",
+    "back",
+    "for",
+    "to",
+    "with",
+    "about",
+    "at",
+    "from",
+    "together",
+    "around",
+    "again",
+    "please",
+    "quickly",
+    "properly",
+];
+
+/// True when the request verb at word `i` of `norms` stands as an imperative: the
+/// sentence ends after it ("sort.", "note:") or its object or a particle follows.
+/// `tight`: a colon follows the verb ("note: …").
+fn imperative_at(norms: &[String], i: usize, tight: bool) -> bool {
+    match norms.get(i + 1) {
+        None => true,
+        Some(_) if tight => true,
+        Some(n) => OBJECT_OPENERS.contains(&n.as_str()) || n.chars().all(|c| c.is_ascii_digit()),
+    }
+}
+
 /// Words that open a question.
 const QUESTION_OPENERS: &[&str] = &[
     "what", "when", "where", "who", "whom", "which", "why", "how", "can", "could", "would", "will",
@@ -448,6 +535,10 @@ pub fn act(sentence: &str, addressed: bool) -> Act {
     let norms: Vec<String> = ws.iter().map(norm_of).collect();
     let has = |w: &str| norms.iter().any(|n| n == w);
     let first = norms[0].as_str();
+    // "note: the deploy key rotates monthly": punctuation right after the first word.
+    let first_tight = sentence[end_with_clitic(sentence, &ws[0])..]
+        .trim_start()
+        .starts_with(':');
     let content = norms
         .iter()
         .filter(|n| !ACKS.contains(&n.as_str()) && !gitloom_model::text::is_stopword(n))
@@ -495,7 +586,7 @@ pub fn act(sentence: &str, addressed: bool) -> Act {
     });
     let request_open = addressed
         && !speaks_of_self
-        && (REQUEST_VERBS.contains(&first)
+        && ((REQUEST_VERBS.contains(&first) && imperative_at(&norms, 0, first_tight))
             || (matches!(first, "can" | "could" | "would" | "will") && has("you"))
             || (first == "let's" || (first == "let" && norms.get(1).is_some_and(|n| n == "me"))));
     // About the conversation itself ("some background so you don't keep asking",
@@ -589,6 +680,20 @@ mod tests {
             Act::Chatter
         );
         assert_eq!(act("I've never met him", true), Act::Statement);
+        // A request verb counts only as an imperative: its object or a particle
+        // follows, or nothing does. Read as a noun, it opens a statement.
+        assert_eq!(act("check the logs for me", true), Act::Request);
+        assert_eq!(act("book a table for two on friday", true), Act::Request);
+        assert_eq!(act("remind me to call the bank", true), Act::Request);
+        assert_eq!(act("look into why the build is slow", true), Act::Request);
+        assert_eq!(act("note: the gate code is 4471", true), Act::Request);
+        assert_eq!(
+            act("work benefits cover $900 a year for dental", true),
+            Act::Statement
+        );
+        assert_eq!(act("plan is to leave at six", true), Act::Statement);
+        assert_eq!(act("book club moved to thursdays", true), Act::Statement);
+        assert_eq!(act("list price was 40k", true), Act::Statement);
         assert_eq!(
             act("I taught history at the Lycée for 31 years.", true),
             Act::Statement

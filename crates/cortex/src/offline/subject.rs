@@ -243,6 +243,51 @@ pub fn of(
     (before.cloned().unwrap_or(Subject::Speaker), false)
 }
 
+/// Relation words that are no person themselves: they only qualify the one after
+/// ("my best friend", "my heart doctor").
+const RELATION_MODIFIERS: &[&str] = &[
+    "heart", "new", "old", "best", "little", "big", "younger", "older", "eldest", "youngest",
+    "step", "ex",
+];
+
+/// True when the last person `clause` mentions is one it does not name: a relation
+/// ("sent mum her money", "my physio says") with no name after it, later in the clause
+/// than any person it names. A "he" or "she" after such a clause is likelier that
+/// person than one named before it, so the name before must not take it.
+pub fn ends_on_unnamed_person(clause: &str, spots: &[Spotted]) -> bool {
+    let ws = words(clause);
+    let token_of = token_index(clause, &ws);
+    let named_at = |t: usize| {
+        spots
+            .iter()
+            .any(|s| s.at == t && matches!(s.kind.as_deref(), Some("person" | "pet")))
+    };
+    let last_named = spots
+        .iter()
+        .filter(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
+        .map(|s| s.at)
+        .max();
+    let last_unnamed = ws
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| {
+            RELATION_HEADS.contains(&w.norm.as_str())
+                && !RELATION_MODIFIERS.contains(&w.norm.as_str())
+                // "my sister Aoife": the relation is named.
+                && !ws
+                    .get(i + 1)
+                    .is_some_and(|_| named_at(token_of[i + 1]))
+                && !named_at(token_of[*i])
+        })
+        .map(|(i, _)| token_of[i])
+        .max();
+    match (last_unnamed, last_named) {
+        (Some(u), Some(n)) => u > n,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
 /// A sentence about a person that opens with a pronoun, with their name instead
 /// ("She's been User's ward manager…" → "Bernadette Quayle's been…").
 pub fn name_pronoun(sentence: &str, name: &str) -> String {
@@ -376,6 +421,26 @@ mod tests {
             .0,
             Subject::Entity(arjun)
         );
+    }
+
+    #[test]
+    fn a_clause_may_end_on_someone_it_does_not_name() {
+        assert!(ends_on_unnamed_person("sent mum her money", &[]));
+        assert!(ends_on_unnamed_person(
+            "Aoife rang my dad",
+            &[spot("Aoife", 0)]
+        ));
+        // "my sister Aoife": the relation is named.
+        assert!(!ends_on_unnamed_person(
+            "my sister Aoife rang",
+            &[spot("Aoife", 2)]
+        ));
+        assert!(!ends_on_unnamed_person(
+            "mum and Aoife came over",
+            &[spot("Aoife", 2)]
+        ));
+        // A modifier is no one: "my best friend" is one person, the friend.
+        assert!(!ends_on_unnamed_person("the old bridge is shut", &[]));
     }
 
     #[test]
