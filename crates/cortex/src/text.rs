@@ -469,6 +469,13 @@ pub struct Spotted {
     pub prep: Option<String>,
 }
 
+impl Spotted {
+    /// Whether a "he" or "she" may stand for it: a person or a pet.
+    pub fn is_person(&self) -> bool {
+        matches!(self.kind.as_deref(), Some("person" | "pet"))
+    }
+}
+
 /// Known names: from the store and from the session itself.
 #[derive(Debug, Clone, Default)]
 pub struct Lexicon {
@@ -664,7 +671,7 @@ impl Lexicon {
         if before.iter().any(|b| PERSON_CUES.contains(b)) {
             return Some("person".into());
         }
-        // "Dr Benslimane", "Mrs Okafor": a title makes a person.
+        // "Dr Lindgren", "Mrs Adler": a title makes a person.
         let first = fold_name(name.split(' ').next().unwrap_or_default());
         if name.contains(' ')
             && matches!(

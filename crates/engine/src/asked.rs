@@ -144,9 +144,9 @@ pub fn demands(query: &str) -> Vec<Demand> {
     // "X's R": the relation after a possessive (not "my R": "where does my sister
     // live" asks about the sister, whom a memory names as Maya).
     for pair in split.windows(2) {
-        // A possessive: "Maya's husband". Not a contraction ("what's mum…", "it's
+        // A possessive: "Ana's husband". Not a contraction ("what's mum…", "it's
         // husband…" is no owner), and not a relation that is itself an owner
-        // ("Maya's mum's dose" asks about the dose).
+        // ("Ana's mum's dose" asks about the dose).
         let owner = pair[0].clitic.as_deref() == Some("s")
             && !gitloom_model::is_stopword(&pair[0].norm)
             && pair[1].clitic.is_none();
@@ -207,10 +207,10 @@ mod tests {
         assert!(demands("where does my sister live").is_empty());
         assert!(demands("What is Caroline's identity?").is_empty());
         // Split as everywhere else: a typographic apostrophe, a hyphenated relation.
-        assert_eq!(demands("who is Maya’s husband"), d);
+        assert_eq!(demands("who is Ana’s husband"), d);
         // A contraction is no possessive, nor is a relation that owns the thing asked.
         assert!(demands("what's mum's dose").is_empty());
-        assert!(demands("what's Maya's mum's dose").is_empty());
+        assert!(demands("what's Ana's mum's dose").is_empty());
         let mum = demands("where does Tom's mother live");
         assert!(mum[0].met_by("His mother-in-law lives in Leeds."));
     }

@@ -182,7 +182,7 @@ impl Extractor for OfflineExtractor {
                 _ => None,
             };
             let first_unit = units.len();
-            // A person the assistant named since the last message read ("Did Dr Park
+            // A person the assistant named since the last message read ("Did Dr Maple
             // give you exercises?") is who a "she" in the reply may stand for.
             for (ai, a) in session
                 .messages
@@ -192,11 +192,7 @@ impl Extractor for OfflineExtractor {
                 .skip(spoken_before)
                 .filter(|(_, a)| a.role.eq_ignore_ascii_case("assistant"))
             {
-                if let Some(p) = dedup_spots(lex.spot(&a.content))
-                    .iter()
-                    .rev()
-                    .find(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
-                {
+                if let Some(p) = last_named_person(&dedup_spots(lex.spot(&a.content))) {
                     last_person = Some((p.clone(), ai));
                     named_person = true;
                 }
@@ -233,12 +229,8 @@ impl Extractor for OfflineExtractor {
                         .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()));
                 if short && lead_in.is_none() {
                     // A lead-in may name the person the next sentences go on about
-                    // ("Dr Okafor this morning. She says…").
-                    if let Some(p) = dedup_spots(lex.spot(&clause))
-                        .iter()
-                        .rev()
-                        .find(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
-                    {
+                    // ("Dr Lindgren this morning. She says…").
+                    if let Some(p) = last_named_person(&dedup_spots(lex.spot(&clause))) {
                         last_person = Some((p.clone(), mi));
                         named_person = true;
                     }
@@ -250,10 +242,7 @@ impl Extractor for OfflineExtractor {
                 }
                 {
                     let spots = dedup_spots(lex.spot(&clause));
-                    if spots
-                        .iter()
-                        .any(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
-                    {
+                    if spots.iter().any(Spotted::is_person) {
                         named_person = true;
                     }
                     let this_message = units[first_unit..].last().map(|u| u.subject.clone());
@@ -284,11 +273,7 @@ impl Extractor for OfflineExtractor {
                     // money. she's doing better": not the friend named before).
                     if subject::ends_on_unnamed_person(&clause, &spots) {
                         last_person = None;
-                    } else if let Some(p) = spots
-                        .iter()
-                        .rev()
-                        .find(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
-                    {
+                    } else if let Some(p) = last_named_person(&spots) {
                         last_person = Some((p.clone(), mi));
                     }
                     let said =
@@ -468,6 +453,11 @@ fn dedup_spots(mut spots: Vec<Spotted>) -> Vec<Spotted> {
         }
     }
     out
+}
+
+/// The last person (or pet) of a sentence's names: whom a "he" or "she" after it means.
+fn last_named_person(spots: &[Spotted]) -> Option<&Spotted> {
+    spots.iter().rev().find(|s| s.is_person())
 }
 
 /// The unit of this message a sentence joins, `None` for a new one. A sentence that
@@ -816,11 +806,11 @@ mod tests {
     fn a_pronoun_stands_for_a_person_named_in_reach() {
         // Named in a lead-in, the person is who "she" is, in the reply after it too.
         let facts = extract_turns(&[
-            ("user", "Dr Okafor this morning. She says my iron is low."),
+            ("user", "Dr Lindgren this morning. She says my iron is low."),
             ("assistant", "Noted, low iron."),
             ("user", "She wrote a new prescription for the tablets."),
         ]);
-        assert_eq!(about(&facts, "prescription").subject, "Dr Okafor");
+        assert_eq!(about(&facts, "prescription").subject, "Dr Lindgren");
         // Named by the assistant, just before the reply.
         let facts = extract_turns(&[
             ("user", "my knee is sore again after the run."),

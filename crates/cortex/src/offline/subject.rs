@@ -257,16 +257,8 @@ const RELATION_MODIFIERS: &[&str] = &[
 pub fn ends_on_unnamed_person(clause: &str, spots: &[Spotted]) -> bool {
     let ws = words(clause);
     let token_of = token_index(clause, &ws);
-    let named_at = |t: usize| {
-        spots
-            .iter()
-            .any(|s| s.at == t && matches!(s.kind.as_deref(), Some("person" | "pet")))
-    };
-    let last_named = spots
-        .iter()
-        .filter(|s| matches!(s.kind.as_deref(), Some("person" | "pet")))
-        .map(|s| s.at)
-        .max();
+    let named_at = |t: usize| spots.iter().any(|s| s.at == t && s.is_person());
+    let last_named = spots.iter().filter(|s| s.is_person()).map(|s| s.at).max();
     let last_unnamed = ws
         .iter()
         .enumerate()
