@@ -1,9 +1,11 @@
 //! English words, to tell a word from a name in text that capitalises nothing
-//! ("ollie rang to say…"): the lower-case entries of SCOWL's British English list
-//! (`data/words-en.txt`; licence in `data/SCOWL-COPYRIGHT.txt`).
+//! ("ollie rang to say…"): the lower-case entries of SCOWL's British English list and
+//! the American entries it lacks ("mom", "color"; `data/words-en.txt`; licence in
+//! `data/SCOWL-COPYRIGHT.txt`). People write either spelling; a word of the other one
+//! must not read as a name.
 //!
 //! Written by hand because no maintained crate ships an English word list of this
-//! kind; the list itself is the one Debian packages as `wbritish`.
+//! kind; the lists themselves are the ones Debian packages as `wbritish` and `wamerican`.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -53,6 +55,8 @@ mod tests {
             "walked",
             "kettles",
             "texted",
+            "mom",
+            "neighbor",
         ] {
             assert!(is_word(w), "{w}");
         }

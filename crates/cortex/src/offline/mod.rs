@@ -16,6 +16,7 @@
 //! person said is dropped because it could not be placed.
 
 mod cues;
+mod gender;
 mod names;
 mod speech;
 mod subject;
@@ -35,7 +36,7 @@ use crate::session::Session;
 use crate::text::{self, Lexicon, Spotted};
 
 pub use speech::Act;
-use subject::{Speaker, Subject};
+use subject::{Link, Speaker, Subject};
 
 /// The offline extractor. Stateless; construct with `OfflineExtractor`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -130,6 +131,9 @@ impl Unit {
 /// no better a guess than the speaker.
 const PRONOUN_REACH: usize = 2;
 
+/// How many of the persons named lately a pronoun may choose among.
+const PERSONS_KEPT: usize = 4;
+
 /// Person pronouns whose referent the session may never name.
 const PERSON_PRONOUNS: &[&str] = &["he", "him", "his", "she", "her", "hers"];
 
@@ -163,7 +167,9 @@ impl Extractor for OfflineExtractor {
         // The subject of the last unit and the last person named, each with the
         // message it was said in: a pronoun reaches back only `PRONOUN_REACH` messages.
         let mut carry: Option<(Subject, usize)> = None;
-        let mut last_person: Option<(Spotted, usize)> = None;
+        // The persons named lately, the last one last, each with its message.
+        let mut persons: Vec<(Spotted, usize)> = Vec::new();
+        let mut genders = gender::Genders::default();
         let mut spoken_before = 0;
         let mut named_person = false;
         let topic_of_text = |text: &str| {
@@ -192,10 +198,9 @@ impl Extractor for OfflineExtractor {
                 .skip(spoken_before)
                 .filter(|(_, a)| a.role.eq_ignore_ascii_case("assistant"))
             {
-                if let Some(p) = last_named_person(&dedup_spots(lex.spot(&a.content))) {
-                    last_person = Some((p.clone(), ai));
-                    named_person = true;
-                }
+                let spots = dedup_spots(lex.spot(&a.content));
+                genders.learn(&a.content, &spots);
+                named_person |= name_persons(&mut persons, &spots, ai);
             }
             spoken_before = mi + 1;
             let in_reach = |at: usize| mi - at.min(mi) <= PRONOUN_REACH;
@@ -213,6 +218,8 @@ impl Extractor for OfflineExtractor {
             // A short lead-in ("Sad news from Kerry.", "Big news:") goes with the
             // statement after it rather than standing alone.
             let mut lead_in: Option<(String, String)> = None;
+            // The names of the clause before, for a relative clause after it.
+            let mut clause_before: Vec<Spotted> = Vec::new();
             for (ci, clause) in clauses.iter().enumerate() {
                 let clause = clause.clone();
                 let act = speech::act(&clause, addressed);
@@ -220,20 +227,28 @@ impl Extractor for OfflineExtractor {
                     continue;
                 }
                 let ws = gitloom_model::text::words(&clause);
+                // "priya moved out today" names its subject first: a statement, however
+                // short, not a lead-in to the next one.
+                let opens_on_name = || {
+                    dedup_spots(lex.spot(&clause))
+                        .iter()
+                        .any(|s| s.at == 0 && s.prep.is_none())
+                };
                 let short = ws.len() <= 4
                     && !clause.contains(|c: char| c.is_ascii_digit())
                     && act == Act::Statement
                     && ci + 1 < clauses.len()
                     && ws
                         .first()
-                        .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()));
+                        .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()))
+                    && !opens_on_name();
                 if short && lead_in.is_none() {
                     // A lead-in may name the person the next sentences go on about
                     // ("Dr Lindgren this morning. She says…").
-                    if let Some(p) = last_named_person(&dedup_spots(lex.spot(&clause))) {
-                        last_person = Some((p.clone(), mi));
-                        named_person = true;
-                    }
+                    let spots = dedup_spots(lex.spot(&clause));
+                    genders.learn(&clause, &spots);
+                    named_person |= name_persons(&mut persons, &spots, mi);
+                    clause_before = spots;
                     let said =
                         subject::third_person(&clause, &speaker, other.as_deref(), addressed);
                     let (resolved, _) = dates::resolve(&said, anchor);
@@ -245,48 +260,56 @@ impl Extractor for OfflineExtractor {
                     if spots.iter().any(Spotted::is_person) {
                         named_person = true;
                     }
+                    genders.learn(&clause, &spots);
+                    let in_reach_persons: Vec<&Spotted> = persons
+                        .iter()
+                        .filter(|(_, at)| in_reach(*at))
+                        .map(|(p, _)| p)
+                        .collect();
                     let this_message = units[first_unit..].last().map(|u| u.subject.clone());
-                    let (subj, opens) = if act == Act::Rule {
-                        (Subject::Speaker, true)
+                    let (subj, link) = if act == Act::Rule {
+                        (Subject::Speaker, Link::Named)
                     } else if let Some(org) = employer_named(&clause, &spots) {
                         // "I accepted an offer from Acme", "last day at Acme": a fact
                         // about the employer, which is how its slot is kept.
-                        (Subject::Entity(org), true)
+                        (Subject::Entity(org), Link::Named)
                     } else {
-                        subject::of(
-                            &clause,
-                            &spots,
-                            this_message.as_ref(),
-                            carry
+                        let cx = subject::Context {
+                            before: this_message.as_ref(),
+                            earlier: carry
                                 .as_ref()
                                 .filter(|(_, at)| in_reach(*at))
                                 .map(|(c, _)| c),
-                            last_person
-                                .as_ref()
-                                .filter(|(_, at)| in_reach(*at))
-                                .map(|(p, _)| p),
-                            &speaker,
-                        )
+                            persons: &in_reach_persons,
+                            antecedents: &clause_before,
+                            genders: &genders,
+                            speaker: &speaker,
+                        };
+                        subject::of(&clause, &spots, &cx)
                     };
                     // The last person named, for a "he" or "she" further on; none when
                     // the clause ends on someone it does not name ("sent mum her
                     // money. she's doing better": not the friend named before).
                     if subject::ends_on_unnamed_person(&clause, &spots) {
-                        last_person = None;
-                    } else if let Some(p) = last_named_person(&spots) {
-                        last_person = Some((p.clone(), mi));
+                        persons.clear();
+                    } else {
+                        name_persons(&mut persons, &spots, mi);
                     }
+                    clause_before.clone_from(&spots);
                     let said =
                         subject::third_person(&clause, &speaker, other.as_deref(), addressed);
                     let (resolved, found) = dates::resolve(&said, anchor);
                     let resolved = capitalise(&resolved);
                     let topic = topics::topic_of(&without_names(&clause, &spots)).map(|(t, _)| t);
+                    let opens = link.opens();
                     // A sentence with no subject that turns to another topic ("Rent is
                     // $2,650" after the dog's diet) is the speaker's, not the dog's. Only
                     // after a person or pet: steps or notes about a thing go on about it.
+                    // A pronoun keeps its person whatever the topic ("he teaches
+                    // geography" after "my boyfriend's Callum").
                     let subj = match (&subj, units[first_unit..].last()) {
                         (Subject::Entity(e), Some(last))
-                            if !opens
+                            if link == Link::Continued
                                 && matches!(e.kind.as_deref(), Some("person" | "pet"))
                                 && act == Act::Statement
                                 && last.subject == subj
@@ -455,9 +478,20 @@ fn dedup_spots(mut spots: Vec<Spotted>) -> Vec<Spotted> {
     out
 }
 
-/// The last person (or pet) of a sentence's names: whom a "he" or "she" after it means.
-fn last_named_person(spots: &[Spotted]) -> Option<&Spotted> {
-    spots.iter().rev().find(|s| s.is_person())
+/// Puts the persons (and pets) `spots` names at the end of `persons`, in the order
+/// named, each once: whom a "he" or "she" after them may mean, the last one first.
+/// True when it names any.
+fn name_persons(persons: &mut Vec<(Spotted, usize)>, spots: &[Spotted], message: usize) -> bool {
+    let mut any = false;
+    for p in spots.iter().filter(|s| s.is_person()) {
+        persons.retain(|(q, _)| fold_name(&q.name) != fold_name(&p.name));
+        persons.push((p.clone(), message));
+        any = true;
+    }
+    // A pronoun reaches a few names back at most.
+    let excess = persons.len().saturating_sub(PERSONS_KEPT);
+    persons.drain(..excess);
+    any
 }
 
 /// The unit of this message a sentence joins, `None` for a new one. A sentence that
@@ -855,5 +889,51 @@ mod tests {
             ("user", "she's the toughest examiner in the department."),
         ]);
         assert_eq!(about(&facts, "toughest").subject, "Gráinne");
+    }
+
+    #[test]
+    fn she_is_the_person_the_text_makes_a_woman_and_he_a_man() {
+        // Invented names; the kin words say who is who.
+        let facts = extract(
+            "My sister Ines is 35. She lives in Porto with her husband Tobias Lind. \
+             She's a pharmacist at the Santo António hospital.",
+        );
+        assert_eq!(about(&facts, "pharmacist").subject, "Ines");
+        let facts = extract(
+            "My brother Kasper is 30. He lives in Aarhus with his wife Mette. \
+             He's a carpenter at a boatyard.",
+        );
+        assert_eq!(about(&facts, "carpenter").subject, "Kasper");
+    }
+
+    #[test]
+    fn a_relative_clause_is_about_the_name_it_follows() {
+        let facts = extract(
+            "My daughter Ines lives in Porto with her husband Tobias Lind, who's Swedish \
+             and works in shipping.",
+        );
+        let f = about(&facts, "Swedish");
+        assert_eq!(f.subject, "Tobias Lind", "{facts:#?}");
+        assert!(f.body.starts_with("Tobias Lind's Swedish"), "{facts:#?}");
+    }
+
+    #[test]
+    fn a_pronoun_keeps_its_person_whatever_the_topic() {
+        // "he teaches geography" turns from family to work, and is still about Callan.
+        let facts =
+            extract("also my boyfriend's Callan. he teaches geography at a secondary school.");
+        assert_eq!(about(&facts, "geography").subject, "Callan", "{facts:#?}");
+    }
+
+    #[test]
+    fn a_short_statement_that_names_its_subject_is_no_lead_in() {
+        // "yusra moved out today" is four words and a statement about Yusra, not a
+        // lead-in to what the speaker says next.
+        let facts = extract_turns(&[
+            ("user", "my flatmate Yusra is a pharmacist."),
+            ("assistant", "Nice."),
+            ("user", "yusra moved out today. i miss her already."),
+        ]);
+        assert_eq!(about(&facts, "moved out").subject, "Yusra", "{facts:#?}");
     }
 }

@@ -2,6 +2,7 @@
 
 use gitloom_model::text::{Word, words};
 
+use super::gender::{Gender, Genders};
 use crate::text::Spotted;
 
 /// Who is speaking.
@@ -20,6 +21,24 @@ impl Speaker {
             Speaker::User => "User",
             Speaker::Named(n) => n,
         }
+    }
+}
+
+/// How a sentence comes by its subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// It names it ("my daughter Clodagh is 41", "I'm 29").
+    Named,
+    /// A pronoun points back to it ("she lives in Dublin").
+    Pronoun,
+    /// It has none up front and goes on about the one before ("the pills are…").
+    Continued,
+}
+
+impl Link {
+    /// True when the sentence names its subject itself.
+    pub fn opens(self) -> bool {
+        self == Link::Named
     }
 }
 
@@ -100,7 +119,7 @@ const LEAD_IN: &[&str] = &[
     "one",
 ];
 /// Relations that, between "my" and a name, make the name the subject ("my daughter
-/// Clodagh is 41").
+/// Clodagh is 41"), words of the language's kinship and roles.
 const RELATION_HEADS: &[&str] = &[
     "boyfriend",
     "girlfriend",
@@ -157,36 +176,45 @@ const RELATION_HEADS: &[&str] = &[
     "accountant",
     "vet",
     "gp",
-    "heart",
-    "new",
-    "old",
-    "best",
-    "little",
-    "big",
-    "younger",
-    "older",
-    "eldest",
-    "youngest",
-    "step",
     "ex",
 ];
+
+/// How many words may qualify a relation between "my" and it ("my best friend", "my
+/// heart doctor", "my little brother"): any word that is no function word or name.
+const RELATION_QUALIFIERS: usize = 2;
 
 /// True for a personal pronoun (with its clitic: `i'm`, `she's`).
 pub fn is_pronoun(w: &str) -> bool {
     FIRST_PERSON.contains(&w) || THIRD_PERSON.contains(&w) || matches!(w, "you" | "you're" | "your")
 }
 
-/// The subject of `clause`, and whether the clause names it (`true`) or goes on about
-/// the one before (`false`: "she lives in Dublin", "the pills are…"). `before`: the
-/// subject of the sentence before it (in this message, else the last one).
-pub fn of(
-    clause: &str,
-    spots: &[Spotted],
-    before: Option<&Subject>,
-    earlier: Option<&Subject>,
-    person: Option<&Spotted>,
-    speaker: &Speaker,
-) -> (Subject, bool) {
+/// What a clause's subject is read against: what was said before it.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The subject of the sentence before, in this message.
+    pub before: Option<&'a Subject>,
+    /// The subject of the last sentence of an earlier message, within a pronoun's reach.
+    pub earlier: Option<&'a Subject>,
+    /// The persons named lately, within a pronoun's reach, the last one last.
+    pub persons: &'a [&'a Spotted],
+    /// The names of the clause right before, in this message ("Liam" for ", who's 9").
+    pub antecedents: &'a [Spotted],
+    pub genders: &'a Genders,
+    pub speaker: &'a Speaker,
+}
+
+/// The subject of `clause`, and how the clause comes by it: it names it, a pronoun
+/// points back to it ("she lives in Dublin"), or it goes on about the one before ("the
+/// pills are…").
+pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
+    let Context {
+        before,
+        earlier,
+        persons,
+        antecedents,
+        genders,
+        speaker,
+    } = *cx;
     // A pronoun may point back into an earlier message ("he" is still Arjun); a
     // sentence with no subject at all goes on about this message's subject only.
     let pointed = before.or(earlier);
@@ -202,36 +230,50 @@ pub fn of(
             // The speaker's own name is the speaker.
             if matches!(speaker, Speaker::Named(me) if gitloom_model::fold_name(me) == gitloom_model::fold_name(&s.name))
             {
-                return (Subject::Speaker, true);
+                return (Subject::Speaker, Link::Named);
             }
-            return (Subject::Entity(s.clone()), true);
+            return (Subject::Entity(s.clone()), Link::Named);
         }
         if FIRST_PERSON.contains(&n.as_str()) {
             // "my daughter Clodagh is 41": the relation's name is the subject.
-            if matches!(n.as_str(), "my" | "our") {
-                let mut j = i + 1;
-                while j < ws.len() && j <= i + 3 && RELATION_HEADS.contains(&ws[j].norm.as_str()) {
-                    j += 1;
-                }
-                if j > i + 1
-                    && let Some(s) = ws.get(j).and_then(|_| name_at(token_of[j]))
-                {
-                    return (Subject::Entity(s.clone()), true);
-                }
+            if matches!(n.as_str(), "my" | "our")
+                && let Some(j) = relation_end(&ws, i + 1, |k| name_at(token_of[k]).is_some())
+                && let Some(s) = ws.get(j).and_then(|_| name_at(token_of[j]))
+            {
+                return (Subject::Entity(s.clone()), Link::Named);
             }
-            return (Subject::Speaker, true);
+            return (Subject::Speaker, Link::Named);
+        }
+        // "Julien Morel, who's French": a relative clause is about the name it follows
+        // (a person, or a name of no known kind: "who" says it is one).
+        if i == 0 && w.norm == "who" {
+            if let Some(p) = antecedents
+                .iter()
+                .rev()
+                .find(|s| s.is_person() || s.kind.is_none())
+            {
+                let mut p = p.clone();
+                p.kind.get_or_insert_with(|| "person".to_owned());
+                return (Subject::Entity(p), Link::Pronoun);
+            }
+            return (
+                pointed.cloned().unwrap_or(Subject::Speaker),
+                Link::Continued,
+            );
         }
         if THIRD_PERSON.contains(&n.as_str()) {
-            // "he", "she": the last person named, if the subject before is not one.
-            let personal = matches!(w.norm.as_str(), "he" | "she" | "his" | "her" | "him");
-            let before_is_person = matches!(pointed, Some(Subject::Entity(e)) if matches!(e.kind.as_deref(), Some("person" | "pet")));
-            if personal
-                && !before_is_person
-                && let Some(p) = person
+            // "he", "she": the subject before when it is a person the pronoun fits, else
+            // the last person named that it fits.
+            let wanted = Gender::of_pronoun(&w.norm);
+            let fits = |e: &Spotted| e.is_person() && genders.fits(&e.name, wanted);
+            let before_fits = matches!(pointed, Some(Subject::Entity(e)) if fits(e));
+            if wanted.is_some()
+                && !before_fits
+                && let Some(p) = persons.iter().rev().find(|p| fits(p))
             {
-                return (Subject::Entity(p.clone()), false);
+                return (Subject::Entity((*p).clone()), Link::Pronoun);
             }
-            return (pointed.cloned().unwrap_or(Subject::Speaker), false);
+            return (pointed.cloned().unwrap_or(Subject::Speaker), Link::Pronoun);
         }
         if !LEAD_IN.contains(&w.norm.as_str()) && !w.norm.chars().all(|c| c.is_ascii_digit()) {
             break;
@@ -240,15 +282,34 @@ pub fn of(
     }
     // No subject up front ("the pills are…", "there are 46 plots"): the sentence goes on
     // about whatever the one before was about.
-    (before.cloned().unwrap_or(Subject::Speaker), false)
+    (before.cloned().unwrap_or(Subject::Speaker), Link::Continued)
 }
 
-/// Relation words that are no person themselves: they only qualify the one after
-/// ("my best friend", "my heart doctor").
-const RELATION_MODIFIERS: &[&str] = &[
-    "heart", "new", "old", "best", "little", "big", "younger", "older", "eldest", "youngest",
-    "step", "ex",
-];
+/// Where the relation that starts at word `from` ends ("my best friend Aoife": after
+/// "friend"), the words that qualify it included; `None` when no relation starts there.
+/// The relation runs on over heads ("my step mum", "my sister's friend" is not one).
+fn relation_end(ws: &[Word], from: usize, is_name: impl Fn(usize) -> bool) -> Option<usize> {
+    let head = (from..ws.len().min(from + RELATION_QUALIFIERS + 1)).find(|&k| {
+        RELATION_HEADS.contains(&ws[k].norm.as_str())
+            && ws[from..k]
+                .iter()
+                .enumerate()
+                .all(|(q, w)| qualifies(w) && !is_name(from + q))
+    })?;
+    let mut j = head + 1;
+    while j < ws.len() && RELATION_HEADS.contains(&ws[j].norm.as_str()) {
+        j += 1;
+    }
+    Some(j)
+}
+
+/// A word that may qualify a relation: a content word without a clitic ("best",
+/// "heart", "new"), not a function word or a number.
+fn qualifies(w: &Word) -> bool {
+    w.clitic.is_none()
+        && !gitloom_model::text::is_stopword(&w.norm)
+        && w.norm.chars().all(char::is_alphabetic)
+}
 
 /// True when the last person `clause` mentions is one it does not name: a relation
 /// ("sent mum her money", "my physio says") with no name after it, later in the clause
@@ -264,7 +325,6 @@ pub fn ends_on_unnamed_person(clause: &str, spots: &[Spotted]) -> bool {
         .enumerate()
         .filter(|(i, w)| {
             RELATION_HEADS.contains(&w.norm.as_str())
-                && !RELATION_MODIFIERS.contains(&w.norm.as_str())
                 // "my sister Aoife": the relation is named.
                 && !ws
                     .get(i + 1)
@@ -281,13 +341,14 @@ pub fn ends_on_unnamed_person(clause: &str, spots: &[Spotted]) -> bool {
 }
 
 /// A sentence about a person that opens with a pronoun, with their name instead
-/// ("She's been User's ward manager…" → "Bernadette Quayle's been…").
+/// ("She's been User's ward manager…" → "Bernadette Quayle's been…", "who's French" →
+/// "Julien Morel's French").
 pub fn name_pronoun(sentence: &str, name: &str) -> String {
     let ws = words(sentence);
     let Some(first) = ws.first() else {
         return sentence.to_owned();
     };
-    if !matches!(first.norm.as_str(), "he" | "she") || first.start > 2 {
+    if !matches!(first.norm.as_str(), "he" | "she" | "who") || first.start > 2 {
         return sentence.to_owned();
     }
     let end = first.end();
@@ -370,8 +431,17 @@ mod tests {
     #[test]
     fn subjects() {
         let me = Speaker::User;
+        let genders = Genders::default();
         let of = |c: &str, s: &[Spotted], b: Option<&Subject>, me: &Speaker| {
-            of(c, s, b, None, None, me).0
+            let cx = Context {
+                before: b,
+                earlier: None,
+                persons: &[],
+                antecedents: &[],
+                genders: &genders,
+                speaker: me,
+            };
+            of(c, s, &cx).0
         };
         assert_eq!(of("i'm 29 and a nurse", &[], None, &me), Subject::Speaker);
         let c = spot("Clodagh", 2);
@@ -405,10 +475,14 @@ mod tests {
             super::of(
                 "he's been in Kyoto since 2023",
                 &[],
-                Some(&Subject::Speaker),
-                None,
-                Some(&arjun),
-                &me
+                &Context {
+                    before: Some(&Subject::Speaker),
+                    earlier: None,
+                    persons: &[&arjun],
+                    antecedents: &[],
+                    genders: &genders,
+                    speaker: &me,
+                }
             )
             .0,
             Subject::Entity(arjun)
