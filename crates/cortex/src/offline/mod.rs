@@ -222,7 +222,12 @@ impl Extractor for OfflineExtractor {
             let mut clause_before: Vec<Spotted> = Vec::new();
             for (ci, clause) in clauses.iter().enumerate() {
                 let clause = clause.clone();
-                let act = speech::act(&clause, addressed);
+                // A request that hands over what the speaker says ("write it up as a
+                // runbook: 1) … 2) …") is kept for what it holds.
+                let act = match speech::act(&clause, addressed) {
+                    Act::Request if speech::hands_over(&clause) => Act::Statement,
+                    a => a,
+                };
                 if matches!(act, Act::Chatter | Act::Question | Act::Request) {
                     continue;
                 }
