@@ -220,15 +220,20 @@ impl Extractor for OfflineExtractor {
             let mut lead_in: Option<(String, String)> = None;
             // The names of the clause before, for a relative clause after it.
             let mut clause_before: Vec<Spotted> = Vec::new();
+            // A request that hands over what the speaker says ("write it up as a
+            // runbook: 1) … 2) …") is kept for what it holds.
+            let acts: Vec<Act> = clauses
+                .iter()
+                .map(|c| match speech::act(c, addressed) {
+                    Act::Request if speech::hands_over(c) => Act::Statement,
+                    a => a,
+                })
+                .collect();
+            let kept = |a: Act| !matches!(a, Act::Chatter | Act::Question | Act::Request);
             for (ci, clause) in clauses.iter().enumerate() {
                 let clause = clause.clone();
-                // A request that hands over what the speaker says ("write it up as a
-                // runbook: 1) … 2) …") is kept for what it holds.
-                let act = match speech::act(&clause, addressed) {
-                    Act::Request if speech::hands_over(&clause) => Act::Statement,
-                    a => a,
-                };
-                if matches!(act, Act::Chatter | Act::Question | Act::Request) {
+                let act = acts[ci];
+                if !kept(act) {
                     continue;
                 }
                 let ws = gitloom_model::text::words(&clause);
@@ -242,7 +247,9 @@ impl Extractor for OfflineExtractor {
                 let short = ws.len() <= 4
                     && !clause.contains(|c: char| c.is_ascii_digit())
                     && act == Act::Statement
-                    && ci + 1 < clauses.len()
+                    // Something kept must follow: "three nights starting tonight. can
+                    // you remember how i prep" leads into a request, which is dropped.
+                    && acts[ci + 1..].iter().any(|a| kept(*a))
                     && ws
                         .first()
                         .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()))
@@ -940,5 +947,18 @@ mod tests {
             ("user", "yusra moved out today. i miss her already."),
         ]);
         assert_eq!(about(&facts, "moved out").subject, "Yusra", "{facts:#?}");
+    }
+
+    #[test]
+    fn a_lead_in_with_nothing_kept_after_it_is_kept_alone() {
+        // The request after it is dropped; the fragment is all the speaker said.
+        let facts = extract_turns(&[
+            (
+                "user",
+                "three nights starting tonight. can you remember how i prep",
+            ),
+            ("assistant", "Of course."),
+        ]);
+        about(&facts, "Three nights starting");
     }
 }
