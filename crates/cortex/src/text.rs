@@ -476,6 +476,19 @@ impl Spotted {
     }
 }
 
+#[cfg(test)]
+impl Spotted {
+    /// A person's name spotted at word `at`, for tests.
+    pub fn person(name: &str, at: usize) -> Spotted {
+        Spotted {
+            name: name.into(),
+            kind: Some("person".into()),
+            at,
+            prep: None,
+        }
+    }
+}
+
 /// Known names: from the store and from the session itself.
 #[derive(Debug, Clone, Default)]
 pub struct Lexicon {

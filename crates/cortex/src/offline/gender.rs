@@ -1,6 +1,6 @@
 //! Whom a "she" or a "he" may stand for: the grammatical gender a conversation gives a
-//! name, read from the kin word or title it puts beside it ("my daughter Clodagh", "her
-//! husband Julien", "Moira, Callum's mum", "Monsieur Lacombe").
+//! name, read from the kin word or title it puts beside it ("my daughter Ines", "her
+//! husband Tobias", "Greta, Anton's mum", "Monsieur Roux").
 //!
 //! Only what the text says is used: a name the conversation never puts beside a
 //! gendered word has no gender, and any pronoun may stand for it. A name given both
@@ -57,8 +57,8 @@ pub struct Genders {
 
 impl Genders {
     /// Learns from one sentence and the names spotted in it: the word right before a
-    /// name ("daughter Clodagh"), or a kin word after it in apposition ("Moira,
-    /// Callum's mum").
+    /// name ("daughter Ines"), or a kin word after it in apposition ("Greta,
+    /// Anton's mum").
     pub fn learn(&mut self, sentence: &str, spots: &[Spotted]) {
         let tokens: Vec<String> = sentence.split_whitespace().map(token_norm).collect();
         let raw: Vec<&str> = sentence.split_whitespace().collect();
@@ -99,7 +99,7 @@ impl Genders {
     }
 }
 
-/// A kin word opening what follows a name and its comma: "my mum", "Callum's mum",
+/// A kin word opening what follows a name and its comma: "my mum", "Anton's mum",
 /// "the landlady".
 fn apposition(after: &[String]) -> Option<Gender> {
     let mut it = after.iter().take(3);
@@ -115,14 +115,14 @@ fn apposition(after: &[String]) -> Option<Gender> {
 }
 
 /// A whitespace token folded for the lists: ASCII, lower case, no punctuation around
-/// it (a possessive `'s` stays: "Callum's mum").
+/// it (a possessive `'s` stays: "Anton's mum").
 fn token_norm(t: &str) -> String {
     let t = deunicode::deunicode(t).to_lowercase();
     t.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
         .to_owned()
 }
 
-/// The gender of a token's word, a clitic `'s` aside ("my boyfriend's Callum").
+/// The gender of a token's word, a clitic `'s` aside ("my boyfriend's Anton").
 fn gender_of_token(t: &str) -> Option<Gender> {
     Gender::of_word(t.strip_suffix("'s").unwrap_or(t))
 }
@@ -131,40 +131,31 @@ fn gender_of_token(t: &str) -> Option<Gender> {
 mod tests {
     use super::*;
 
-    fn person(name: &str, at: usize) -> Spotted {
-        Spotted {
-            name: name.into(),
-            kind: Some("person".into()),
-            at,
-            prep: None,
-        }
-    }
-
     #[test]
     fn kin_words_before_and_after_a_name() {
         let mut g = Genders::default();
         g.learn(
-            "She lives in Dublin with her husband Julien Morel, who's French",
-            &[person("Julien Morel", 7)],
+            "She lives in Porto with her husband Tobias Lind, who's Swedish",
+            &[Spotted::person("Tobias Lind", 7)],
         );
-        g.learn("My daughter Clodagh is 41.", &[person("Clodagh", 2)]);
-        g.learn("Moira, Callum's mum, rang", &[person("Moira", 0)]);
-        assert_eq!(g.of("Julien Morel"), Some(Gender::Male));
-        assert_eq!(g.of("clodagh"), Some(Gender::Female));
-        assert_eq!(g.of("Moira"), Some(Gender::Female));
-        assert!(!g.fits("Julien Morel", Gender::of_pronoun("she")));
-        assert!(g.fits("Clodagh", Gender::of_pronoun("her")));
+        g.learn("My daughter Ines is 35.", &[Spotted::person("Ines", 2)]);
+        g.learn("Greta, Anton's mum, rang", &[Spotted::person("Greta", 0)]);
+        assert_eq!(g.of("Tobias Lind"), Some(Gender::Male));
+        assert_eq!(g.of("ines"), Some(Gender::Female));
+        assert_eq!(g.of("Greta"), Some(Gender::Female));
+        assert!(!g.fits("Tobias Lind", Gender::of_pronoun("she")));
+        assert!(g.fits("Ines", Gender::of_pronoun("her")));
     }
 
     #[test]
     fn a_name_the_text_gives_no_gender_fits_any_pronoun() {
         let mut g = Genders::default();
-        g.learn("Sam walks the dog", &[person("Sam", 0)]);
+        g.learn("Sam walks the dog", &[Spotted::person("Sam", 0)]);
         assert!(g.fits("Sam", Gender::of_pronoun("she")));
         assert!(g.fits("Sam", Gender::of_pronoun("he")));
         // Given both, it has neither.
-        g.learn("my son Sam", &[person("Sam", 2)]);
-        g.learn("my daughter Sam", &[person("Sam", 2)]);
+        g.learn("my son Sam", &[Spotted::person("Sam", 2)]);
+        g.learn("my daughter Sam", &[Spotted::person("Sam", 2)]);
         assert_eq!(g.of("Sam"), None);
     }
 }

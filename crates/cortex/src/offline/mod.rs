@@ -237,7 +237,7 @@ impl Extractor for OfflineExtractor {
                     continue;
                 }
                 let ws = gitloom_model::text::words(&clause);
-                // "priya moved out today" names its subject first: a statement, however
+                // "yusra moved out today" names its subject first: a statement, however
                 // short, not a lead-in to the next one.
                 let opens_on_name = || {
                     dedup_spots(lex.spot(&clause))
@@ -318,7 +318,7 @@ impl Extractor for OfflineExtractor {
                     // $2,650" after the dog's diet) is the speaker's, not the dog's. Only
                     // after a person or pet: steps or notes about a thing go on about it.
                     // A pronoun keeps its person whatever the topic ("he teaches
-                    // geography" after "my boyfriend's Callum").
+                    // geography" after "my boyfriend's Callan").
                     let subj = match (&subj, units[first_unit..].last()) {
                         (Subject::Entity(e), Some(last))
                             if link == Link::Continued

@@ -27,7 +27,7 @@ impl Speaker {
 /// How a sentence comes by its subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Link {
-    /// It names it ("my daughter Clodagh is 41", "I'm 29").
+    /// It names it ("my daughter Ines is 35", "I'm 29").
     Named,
     /// A pronoun points back to it ("she lives in Dublin").
     Pronoun,
@@ -119,7 +119,7 @@ const LEAD_IN: &[&str] = &[
     "one",
 ];
 /// Relations that, between "my" and a name, make the name the subject ("my daughter
-/// Clodagh is 41"), words of the language's kinship and roles.
+/// Ines is 35"), words of the language's kinship and roles.
 const RELATION_HEADS: &[&str] = &[
     "boyfriend",
     "girlfriend",
@@ -197,7 +197,7 @@ pub struct Context<'a> {
     pub earlier: Option<&'a Subject>,
     /// The persons named lately, within a pronoun's reach, the last one last.
     pub persons: &'a [&'a Spotted],
-    /// The names of the clause right before, in this message ("Liam" for ", who's 9").
+    /// The names of the clause right before, in this message ("Lena" for ", who's 9").
     pub antecedents: &'a [Spotted],
     pub genders: &'a Genders,
     pub speaker: &'a Speaker,
@@ -215,7 +215,7 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
         genders,
         speaker,
     } = *cx;
-    // A pronoun may point back into an earlier message ("he" is still Arjun); a
+    // A pronoun may point back into an earlier message ("he" is still Anton); a
     // sentence with no subject at all goes on about this message's subject only.
     let pointed = before.or(earlier);
     let ws = words(clause);
@@ -235,7 +235,7 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
             return (Subject::Entity(s.clone()), Link::Named);
         }
         if FIRST_PERSON.contains(&n.as_str()) {
-            // "my daughter Clodagh is 41": the relation's name is the subject.
+            // "my daughter Ines is 35": the relation's name is the subject.
             if matches!(n.as_str(), "my" | "our")
                 && let Some(j) = relation_end(&ws, i + 1, |k| name_at(token_of[k]).is_some())
                 && let Some(s) = ws.get(j).and_then(|_| name_at(token_of[j]))
@@ -244,7 +244,7 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
             }
             return (Subject::Speaker, Link::Named);
         }
-        // "Julien Morel, who's French": a relative clause is about the name it follows
+        // "Tobias Lind, who's Swedish": a relative clause is about the name it follows
         // (a person, or a name of no known kind: "who" says it is one).
         if i == 0 && w.norm == "who" {
             if let Some(p) = antecedents
@@ -341,8 +341,8 @@ pub fn ends_on_unnamed_person(clause: &str, spots: &[Spotted]) -> bool {
 }
 
 /// A sentence about a person that opens with a pronoun, with their name instead
-/// ("She's been User's ward manager…" → "Bernadette Quayle's been…", "who's French" →
-/// "Julien Morel's French").
+/// ("She's been User's ward manager…" → "Bernadette Quayle's been…", "who's Swedish" →
+/// "Tobias Lind's Swedish").
 pub fn name_pronoun(sentence: &str, name: &str) -> String {
     let ws = words(sentence);
     let Some(first) = ws.first() else {
@@ -419,15 +419,6 @@ fn replace_you(s: &str, you: &str) -> String {
 mod tests {
     use super::*;
 
-    fn spot(name: &str, at: usize) -> Spotted {
-        Spotted {
-            name: name.into(),
-            kind: Some("person".into()),
-            at,
-            prep: None,
-        }
-    }
-
     #[test]
     fn subjects() {
         let me = Speaker::User;
@@ -444,10 +435,10 @@ mod tests {
             of(c, s, &cx).0
         };
         assert_eq!(of("i'm 29 and a nurse", &[], None, &me), Subject::Speaker);
-        let c = spot("Clodagh", 2);
+        let c = Spotted::person("Ines", 2);
         assert_eq!(
             of(
-                "my daughter Clodagh is 41.",
+                "my daughter Ines is 41.",
                 std::slice::from_ref(&c),
                 None,
                 &me
@@ -456,10 +447,10 @@ mod tests {
         );
         let before = Subject::Entity(c.clone());
         assert_eq!(of("she lives in Dublin.", &[], Some(&before), &me), before);
-        let t = spot("Tomasz", 1);
+        let t = Spotted::person("Kasper", 1);
         assert_eq!(
             of(
-                "yesterday Tomasz rang to offer it",
+                "yesterday Kasper rang to offer it",
                 std::slice::from_ref(&t),
                 None,
                 &me
@@ -470,22 +461,22 @@ mod tests {
             of("the pills are: aspirin 75", &[], Some(&before), &me),
             before
         );
-        let arjun = spot("Arjun", 3);
+        let anton = Spotted::person("Anton", 3);
         assert_eq!(
             super::of(
-                "he's been in Kyoto since 2023",
+                "he's been in Bergen since 2023",
                 &[],
                 &Context {
                     before: Some(&Subject::Speaker),
                     earlier: None,
-                    persons: &[&arjun],
+                    persons: &[&anton],
                     antecedents: &[],
                     genders: &genders,
                     speaker: &me,
                 }
             )
             .0,
-            Subject::Entity(arjun)
+            Subject::Entity(anton)
         );
     }
 
@@ -494,16 +485,16 @@ mod tests {
         assert!(ends_on_unnamed_person("sent mum her money", &[]));
         assert!(ends_on_unnamed_person(
             "Aoife rang my dad",
-            &[spot("Aoife", 0)]
+            &[Spotted::person("Aoife", 0)]
         ));
         // "my sister Aoife": the relation is named.
         assert!(!ends_on_unnamed_person(
             "my sister Aoife rang",
-            &[spot("Aoife", 2)]
+            &[Spotted::person("Aoife", 2)]
         ));
         assert!(!ends_on_unnamed_person(
             "mum and Aoife came over",
-            &[spot("Aoife", 2)]
+            &[Spotted::person("Aoife", 2)]
         ));
         // A modifier is no one: "my best friend" is one person, the friend.
         assert!(!ends_on_unnamed_person("the old bridge is shut", &[]));
