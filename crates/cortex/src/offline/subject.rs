@@ -29,7 +29,7 @@ impl Speaker {
 pub enum Link {
     /// It names it ("my daughter Ines is 35", "I'm 29").
     Named,
-    /// A pronoun points back to it ("she lives in Dublin").
+    /// A pronoun points back to it ("she lives in Aarhus").
     Pronoun,
     /// It has none up front and goes on about the one before ("the pills are…").
     Continued,
@@ -197,14 +197,14 @@ pub struct Context<'a> {
     pub earlier: Option<&'a Subject>,
     /// The persons named lately, within a pronoun's reach, the last one last.
     pub persons: &'a [&'a Spotted],
-    /// The names of the clause right before, in this message ("Lena" for ", who's 9").
+    /// The names of the clause right before, in this message ("Ximena" for ", who's 9").
     pub antecedents: &'a [Spotted],
     pub genders: &'a Genders,
     pub speaker: &'a Speaker,
 }
 
 /// The subject of `clause`, and how the clause comes by it: it names it, a pronoun
-/// points back to it ("she lives in Dublin"), or it goes on about the one before ("the
+/// points back to it ("she lives in Aarhus"), or it goes on about the one before ("the
 /// pills are…").
 pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
     let Context {
@@ -215,7 +215,7 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
         genders,
         speaker,
     } = *cx;
-    // A pronoun may point back into an earlier message ("he" is still Anton); a
+    // A pronoun may point back into an earlier message ("he" is still Callan); a
     // sentence with no subject at all goes on about this message's subject only.
     let pointed = before.or(earlier);
     let ws = words(clause);
@@ -244,7 +244,7 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
             }
             return (Subject::Speaker, Link::Named);
         }
-        // "Tobias Lind, who's Swedish": a relative clause is about the name it follows
+        // "Halvard Lind, who's Swedish": a relative clause is about the name it follows
         // (a person, or a name of no known kind: "who" says it is one).
         if i == 0 && w.norm == "who" {
             if let Some(p) = antecedents
@@ -341,8 +341,8 @@ pub fn ends_on_unnamed_person(clause: &str, spots: &[Spotted]) -> bool {
 }
 
 /// A sentence about a person that opens with a pronoun, with their name instead
-/// ("She's been User's ward manager…" → "Bernadette Quayle's been…", "who's Swedish" →
-/// "Tobias Lind's Swedish").
+/// ("She's been User's ward manager…" → "Birgit Lind's been…", "who's Swedish" →
+/// "Halvard Lind's Swedish").
 pub fn name_pronoun(sentence: &str, name: &str) -> String {
     let ws = words(sentence);
     let Some(first) = ws.first() else {
@@ -446,7 +446,7 @@ mod tests {
             Subject::Entity(c.clone())
         );
         let before = Subject::Entity(c.clone());
-        assert_eq!(of("she lives in Dublin.", &[], Some(&before), &me), before);
+        assert_eq!(of("she lives in Aarhus.", &[], Some(&before), &me), before);
         let t = Spotted::person("Kasper", 1);
         assert_eq!(
             of(
@@ -461,22 +461,22 @@ mod tests {
             of("the pills are: aspirin 75", &[], Some(&before), &me),
             before
         );
-        let anton = Spotted::person("Anton", 3);
+        let callan = Spotted::person("Callan", 3);
         assert_eq!(
             super::of(
-                "he's been in Bergen since 2023",
+                "he's been in Aarhus since 2023",
                 &[],
                 &Context {
                     before: Some(&Subject::Speaker),
                     earlier: None,
-                    persons: &[&anton],
+                    persons: &[&callan],
                     antecedents: &[],
                     genders: &genders,
                     speaker: &me,
                 }
             )
             .0,
-            Subject::Entity(anton)
+            Subject::Entity(callan)
         );
     }
 
