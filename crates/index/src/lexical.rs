@@ -340,29 +340,35 @@ fn decorate(
         return Ok((matched, HashMap::new(), HashMap::new(), coverage));
     }
 
-    let ids: Vec<Value> = cands.iter().map(|c| Value::Integer(c.id)).collect();
-    let placeholders = (2..ids.len() + 2)
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let bind = |m: &str| {
-        let mut v = vec![Value::Text(m.to_owned())];
-        v.extend(ids.iter().cloned());
-        v
-    };
-
-    // Snippets: body, else summary, else title.
+    // Snippets: body, else summary, else title. One MATCH over the candidates'
+    // rowid range; `+rowid IN (…)` keeps the list from FTS5 (which would run one
+    // full-text query per id, each seeking every segment of every term: most of a
+    // retrieve's decoration under concurrent writes, whose segments pile up) and
+    // filters the range's rows before their snippets are made.
     let mut snippets: HashMap<i64, String> = HashMap::new();
-    if !cands.is_empty() {
+    if let (Some(lo), Some(hi)) = (
+        cands.iter().map(|c| c.id).min(),
+        cands.iter().map(|c| c.id).max(),
+    ) {
         let n = SNIPPET_TOKENS;
+        let placeholders = (4..cands.len() + 4)
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
         let sql = format!(
             "SELECT rowid, snippet(fts, 5, '[', ']', '…', {n}), snippet(fts, 1, '[', ']', '…', {n}),
                     snippet(fts, 0, '[', ']', '…', {n}), summary, title
-             FROM fts WHERE fts MATCH ?1 AND rowid IN ({placeholders})"
+             FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND +rowid IN ({placeholders})"
         );
+        let mut bind = vec![
+            Value::Text(any.to_owned()),
+            Value::Integer(lo),
+            Value::Integer(hi),
+        ];
+        bind.extend(cands.iter().map(|c| Value::Integer(c.id)));
         let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err("snippets"))?;
         let rows = st
-            .query_map(params_from_iter(bind(any)), |r| {
+            .query_map(params_from_iter(bind), |r| {
                 let id: i64 = r.get(0)?;
                 let mut pick = String::new();
                 for col in 1..=3 {

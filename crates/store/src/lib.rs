@@ -23,6 +23,7 @@ mod commit;
 mod diff;
 mod error;
 mod gitindex;
+mod handles;
 mod log;
 mod mirror;
 mod read;
@@ -49,6 +50,8 @@ pub const INIT_MESSAGE: &str = "init: gitloom store";
 pub struct Store {
     /// Replaced by [`Store::reload_objects`] after another process changed the packs.
     repo: std::sync::RwLock<gix::ThreadSafeRepository>,
+    /// Handles of `repo` kept between calls, with their object caches.
+    handles: handles::Pool,
     /// Work tree root, or the git dir for a bare repository.
     root: PathBuf,
     bare: bool,
@@ -107,6 +110,7 @@ impl Store {
         };
         Store {
             repo: std::sync::RwLock::new(repo),
+            handles: handles::Pool::default(),
             root,
             bare,
         }
@@ -127,14 +131,15 @@ impl Store {
                 cause: error::chain(&e),
             })?;
         *self.repo.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        self.handles.reset();
         Ok(())
     }
 
-    pub(crate) fn repo(&self) -> gix::Repository {
-        self.repo
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .to_thread_local()
+    /// A handle on the repository, with a cache of the objects it read before
+    /// (`handles.rs`).
+    pub(crate) fn repo(&self) -> handles::Handle<'_> {
+        let shared = self.repo.read().unwrap_or_else(|p| p.into_inner());
+        self.handles.take(&shared)
     }
 
     /// The work tree root (or the git dir if the repository is bare).
@@ -159,6 +164,11 @@ impl Store {
         let head = repo.head().git(|| "cannot read HEAD".to_owned())?;
         if head.is_unborn() {
             return Ok(None);
+        }
+        // The ref names the tip commit itself: taking its id from the ref saves
+        // reading (inflating) the commit object on every call, as peeling does.
+        if let Some(id) = head.id() {
+            return Ok(Some(id.detach()));
         }
         let id = head
             .into_peeled_id()
