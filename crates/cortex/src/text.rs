@@ -418,12 +418,48 @@ const PERSON_CUES: &[&str] = &[
     "named",
     "name",
 ];
-/// Verbs whose subject is a person ("Léa said", "Ollie moves in").
+/// Reporting verbs (speaking, proposing, getting in touch), a closed class of
+/// English: only a person does them, so an unknown word right before one is a name
+/// ("tomasz rang", "monique proposed"; here and in `offline/names.rs`). Forms that
+/// are also common nouns ("texts", "calls", "offers") are left out.
+pub(crate) const SPEECH_VERBS: &[&str] = &[
+    "said",
+    "says",
+    "told",
+    "tells",
+    "asked",
+    "asks",
+    "replied",
+    "answered",
+    "mentioned",
+    "suggested",
+    "suggests",
+    "proposed",
+    "offered",
+    "promised",
+    "agreed",
+    "explained",
+    "insisted",
+    "warned",
+    "admitted",
+    "complained",
+    "announced",
+    "reckons",
+    "reckoned",
+    "rang",
+    "phoned",
+    "texted",
+    "emailed",
+    "messaged",
+    "called",
+];
+/// More verbs whose subject is a person ("Ollie moves in", "Léa retired"): wanting and
+/// thinking, living, working and the turns of a life. Things live and work too ("the
+/// cluster works"), so these only make a known name a person, never a word a name.
 const PERSON_VERBS: &[&str] = &[
-    "said", "says", "told", "tells", "asked", "asks", "wants", "wanted", "thinks", "thought",
-    "reckons", "rang", "rings", "texted", "emailed", "called", "proposed", "loves", "hates",
-    "likes", "lives", "lived", "works", "worked", "teaches", "taught", "died", "passed", "married",
-    "retired", "turned", "turns", "who",
+    "wants", "wanted", "thinks", "thought", "loves", "hates", "likes", "lives", "lived", "works",
+    "worked", "teaches", "taught", "died", "passed", "married", "retired", "turned", "turns",
+    "who",
 ];
 
 const PET_CUES: &[&str] = &[
@@ -709,10 +745,9 @@ impl Lexicon {
             return Some("person".into());
         }
         // Verbs only people do, right after the name.
-        if lower
-            .get(end)
-            .is_some_and(|n| PERSON_VERBS.contains(&n.as_str()))
-        {
+        if lower.get(end).is_some_and(|n| {
+            SPEECH_VERBS.contains(&n.as_str()) || PERSON_VERBS.contains(&n.as_str())
+        }) {
             return Some("person".into());
         }
         if lower.get(end).is_some_and(|n| {

@@ -70,24 +70,6 @@ const RELATIONS: &[(&str, &str)] = &[
     ("kitten", "pet"),
 ];
 
-/// Verbs whose subject is a person.
-const PERSON_VERBS: &[&str] = &[
-    "rang",
-    "texted",
-    "emailed",
-    "messaged",
-    "proposed",
-    "told",
-    "asked",
-    "says",
-    "said",
-    "called",
-    "phoned",
-    "offered",
-    "interviewed",
-    "reckons",
-];
-
 /// Chat words that are not English words and not names either.
 const SLANG: &[&str] = &[
     "lol", "haha", "hahaha", "omg", "tbh", "rn", "btw", "imo", "idk", "ngl", "lmao", "yeah", "yep",
@@ -142,7 +124,7 @@ pub fn learn(lex: &mut Lexicon, text: &str) -> Vec<(String, Option<String>)> {
                         || a.clitic.as_deref() == Some("s")
                         || a.end() >= s.trim_end().len())
             });
-            let verb = after.is_some_and(|a| PERSON_VERBS.contains(&a.norm.as_str()));
+            let verb = after.is_some_and(|a| text::SPEECH_VERBS.contains(&a.norm.as_str()));
             let kind = match (rel, pair || verb) {
                 (Some((_, k)), _) => Some((*k).to_owned()),
                 (None, true) => Some("person".to_owned()),
@@ -195,5 +177,16 @@ mod tests {
             !names.iter().any(|n| n.eq_ignore_ascii_case("lol")),
             "{names:?}"
         );
+    }
+
+    #[test]
+    fn a_reporting_verb_makes_a_name_and_other_verbs_do_not() {
+        let mut lex = Lexicon::default();
+        let got = learn(
+            &mut lex,
+            "ximena suggested we split the bill. kubelet works fine now. halvard retired in may",
+        );
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["Ximena"], "only a reporting verb makes a name: {names:?}");
     }
 }
