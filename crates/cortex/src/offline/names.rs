@@ -187,6 +187,10 @@ mod tests {
             "ximena suggested we split the bill. kubelet works fine now. halvard retired in may",
         );
         let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["Ximena"], "only a reporting verb makes a name: {names:?}");
+        assert_eq!(
+            names,
+            ["Ximena"],
+            "only a reporting verb makes a name: {names:?}"
+        );
     }
 }
