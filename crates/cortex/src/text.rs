@@ -420,7 +420,7 @@ const PERSON_CUES: &[&str] = &[
 ];
 /// Reporting verbs (speaking, proposing, getting in touch), a closed class of
 /// English: only a person does them, so an unknown word right before one is a name
-/// ("tomasz rang", "monique proposed"; here and in `offline/names.rs`). Forms that
+/// ("kasper rang", "birgit proposed"; here and in `offline/names.rs`). Forms that
 /// are also common nouns ("texts", "calls", "offers") are left out.
 pub(crate) const SPEECH_VERBS: &[&str] = &[
     "said",
@@ -453,7 +453,7 @@ pub(crate) const SPEECH_VERBS: &[&str] = &[
     "messaged",
     "called",
 ];
-/// More verbs whose subject is a person ("Ollie moves in", "Léa retired"): wanting and
+/// More verbs whose subject is a person ("Kit lives in Aarhus", "Halvard retired"): wanting and
 /// thinking, living, working and the turns of a life. Things live and work too ("the
 /// cluster works"), so these only make a known name a person, never a word a name.
 const PERSON_VERBS: &[&str] = &[

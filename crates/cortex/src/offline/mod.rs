@@ -240,7 +240,7 @@ impl Extractor for OfflineExtractor {
                 let spots = dedup_spots(lex.spot(&clause));
                 // "yusra moved out today" names its subject first: a statement, however
                 // short, not a lead-in to the next one.
-                let opens_on_name = || spots.iter().any(|s| s.at == 0 && s.prep.is_none());
+                let opens_on_name = spots.iter().any(|s| s.at == 0 && s.prep.is_none());
                 let short = ws.len() <= 4
                     && !clause.contains(|c: char| c.is_ascii_digit())
                     && act == Act::Statement
@@ -250,7 +250,7 @@ impl Extractor for OfflineExtractor {
                     && ws
                         .first()
                         .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()))
-                    && !opens_on_name();
+                    && !opens_on_name;
                 if short && lead_in.is_none() {
                     // A lead-in may name the person the next sentences go on about
                     // ("Dr Lindgren this morning. She says…").
