@@ -1,7 +1,8 @@
 //! The encoder's operations on row-major f32 matrices held in plain slices.
 //!
 //! Matrix products go to `ndarray::linalg::general_mat_mul` (matrixmultiply's kernels,
-//! AVX2/FMA when the CPU has them); the element-wise parts are plain loops the
+//! AVX-512 or AVX2/FMA, whichever the CPU has, chosen at run time; the workspace turns
+//! the AVX-512 feature on, which ndarray leaves off); the element-wise parts are plain loops the
 //! compiler vectorises. The shapes are fixed by the checked weights and the batch, so a
 //! shape mismatch here is a bug, not an input error: they are `expect`ed.
 
