@@ -791,47 +791,6 @@ fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
 }
 
 #[test]
-fn memories_taken_from_one_message_anchor_each_other() {
-    let store = |rule_message: &str| {
-        let files = [
-            (
-                "facts/work/ruth-reminded-everyone.md".to_owned(),
-                "---\ntitle: Ruth reminded everyone of the team rule\nentities: [\"Ruth (person)\"]\nsources: [\"sessions/2026-02-18/s-failover.md#m6\"]\n---\nRuth reminded everyone of the team rule.\n".to_owned(),
-            ),
-            (
-                "rules/work/never-page-them.md".to_owned(),
-                format!("---\ntitle: Never page them after 11pm for a sev3\nsources: [\"sessions/2026-02-18/s-failover.md#{rule_message}\"]\n---\nNever page them after 11pm for a sev3; a sev3 after 11pm goes in a ticket.\n"),
-            ),
-        ];
-        let files: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, t)| (p.as_str(), t.as_str()))
-            .collect();
-        lexical_store(
-            &files,
-            &["bike", "garden", "violin", "chess", "bread", "kayak"],
-        )
-    };
-    let q = "can i page ruth at midnight for a sev3";
-    // Said in one message: the memory naming Ruth and the rule it introduced answer
-    // together, though the rule says "them" and the other holds nothing of the rest.
-    let (_dir, engine) = store("m6");
-    let mut found = top(&engine, q, 5);
-    found.sort();
-    assert_eq!(
-        found,
-        [
-            "facts/work/ruth-reminded-everyone.md",
-            "rules/work/never-page-them.md"
-        ]
-    );
-    // Taken from two messages, nothing ties the rule to Ruth: no answer.
-    let (_dir, engine) = store("m7");
-    let r = engine.retrieve(&RetrieveRequest::new(q)).expect("retrieve");
-    assert!(r.abstained, "{:?}", r.hits);
-}
-
-#[test]
 fn the_reference_point_of_a_before_question_anchors_nothing() {
     // "Before Mags" names where the question starts from; the answer is the memory the
     // one about Mags superseded, which never mentions her.

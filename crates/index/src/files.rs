@@ -1,7 +1,5 @@
 //! Reading one file's metadata back.
 
-use std::collections::HashMap;
-
 use gitloom_model::Tier;
 use rusqlite::OptionalExtension;
 
@@ -190,35 +188,6 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
     })
     .optional()
     .map_err(idx.err(op))
-}
-
-/// The message-level entries of each path's `sources:` (kept in `extra`), sorted.
-pub(crate) fn messages_of(
-    idx: &Index,
-    paths: &[&str],
-) -> Result<HashMap<String, Vec<String>>, IndexError> {
-    let op = "source messages";
-    let mut st = idx
-        .conn
-        .prepare_cached(
-            "SELECT j.value FROM files f, json_each(f.extra, '$.sources') j
-             WHERE f.path = ?1 AND json_valid(f.extra) AND j.type = 'text'
-               AND instr(j.value, '#') > 0
-             ORDER BY j.value",
-        )
-        .map_err(idx.err(op))?;
-    let mut out = HashMap::new();
-    for &p in paths {
-        let v = st
-            .query_map([p], |r| r.get::<_, String>(0))
-            .map_err(idx.err(op))?
-            .collect::<Result<Vec<String>, _>>()
-            .map_err(idx.err(op))?;
-        if !v.is_empty() {
-            out.insert(p.to_owned(), v);
-        }
-    }
-    Ok(out)
 }
 
 /// Whether a file carries a date in `[start, end)` (seconds since the epoch): its

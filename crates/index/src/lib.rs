@@ -240,13 +240,6 @@ impl Index {
         entity::entities_of(self, paths)
     }
 
-    /// The messages each of `paths` was taken from: the entries of its `sources:` that
-    /// name one message of a transcript (`sessions/….md#m3`); paths citing none are
-    /// left out. Memories taken from one message were said together.
-    pub fn messages_of(&self, paths: &[&str]) -> Result<HashMap<String, Vec<String>>, IndexError> {
-        files::messages_of(self, paths)
-    }
-
     /// Supersession, validity and confidence of one file, for the read path's priors.
     pub fn prior_facts(&self, path: &str) -> Result<Option<PriorFacts>, IndexError> {
         files::prior_facts(self, path)

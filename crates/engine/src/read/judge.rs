@@ -354,15 +354,11 @@ fn anchoring(
     Ok(out)
 }
 
-/// Which candidates are linked: by a link either way, by an entity both mention
-/// (other than the ones the question names), or by a message both were taken from
-/// (their `sources:`): what one message said together belongs together, however the
-/// extractor cut it ("Ruth reminded everyone of the DBA rule" and "never page them
-/// after 11pm for a sev3", one message, two memories).
+/// Which candidates are linked: by a link either way, or by an entity both mention
+/// (other than the ones the question names).
 struct Links {
     edges: std::collections::HashSet<(String, String)>,
     entities: HashMap<String, Vec<i64>>,
-    messages: HashMap<String, Vec<String>>,
 }
 
 impl Links {
@@ -382,22 +378,15 @@ impl Links {
         for ids in entities.values_mut() {
             ids.retain(|id| !asked.contains(id));
         }
-        let messages = index.messages_of(&paths)?;
-        Ok(Links {
-            edges,
-            entities,
-            messages,
-        })
+        Ok(Links { edges, entities })
     }
 
     fn linked(&self, a: &str, b: &str) -> bool {
-        fn share<T: PartialEq>(m: &HashMap<String, Vec<T>>, a: &str, b: &str) -> bool {
-            m.get(a)
-                .zip(m.get(b))
-                .is_some_and(|(x, y)| x.iter().any(|v| y.contains(v)))
-        }
         self.edges.contains(&(a.to_owned(), b.to_owned()))
-            || share(&self.entities, a, b)
-            || share(&self.messages, a, b)
+            || self
+                .entities
+                .get(a)
+                .zip(self.entities.get(b))
+                .is_some_and(|(x, y)| x.iter().any(|id| y.contains(id)))
     }
 }
