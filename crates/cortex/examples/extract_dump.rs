@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect::<Vec<_>>()
         .join("\n");
     let ctx = ExtractContext {
-        run_text: std::sync::Arc::new(run_text),
+        run_text: std::sync::Arc::new(gitloom_cortex::RunText::new(run_text)),
         ..Default::default()
     };
     for s in &sessions {

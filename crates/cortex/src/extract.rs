@@ -116,7 +116,36 @@ pub struct ExtractContext {
     /// All user text of the run (every session), so a name capitalised in one
     /// session is recognised at the start of a sentence in another, although
     /// sessions are extracted in parallel.
-    pub run_text: std::sync::Arc<String>,
+    pub run_text: std::sync::Arc<RunText>,
+}
+
+/// The user text of a whole run, and what the offline extractor learns from it.
+///
+/// That learning depends on the text alone and reads all of it, so it is done once
+/// per run, by the first session that needs it, and shared: learning it again for
+/// every session made extraction quadratic in the run's length.
+#[derive(Debug, Default)]
+pub struct RunText {
+    text: String,
+    names: std::sync::OnceLock<crate::offline::RunNames>,
+}
+
+impl RunText {
+    pub fn new(text: String) -> RunText {
+        RunText {
+            text,
+            names: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub(crate) fn names(&self) -> &crate::offline::RunNames {
+        self.names
+            .get_or_init(|| crate::offline::RunNames::scan(&self.text))
+    }
 }
 
 /// A reconciliation verdict.

@@ -197,13 +197,13 @@ pub fn ingest(
         .head()
         .map_err(gitloom_engine::EngineError::from)?;
     let mut todo: Vec<(usize, ExtractContext)> = Vec::new();
-    let run_text = std::sync::Arc::new(
+    let run_text = std::sync::Arc::new(crate::RunText::new(
         order
             .iter()
             .flat_map(|s| s.user_messages().map(|(_, m)| m.content.as_str()))
             .collect::<Vec<_>>()
             .join("\n"),
-    );
+    ));
     let mut skipped = vec![false; total];
     for (i, s) in order.iter().enumerate() {
         let path = s.transcript_path()?;

@@ -37,7 +37,7 @@ pub mod text;
 pub use answer::{ANSWER_PROMPT, Answer, AnswerEvidence, answer};
 pub use error::CortexError;
 pub use extract::{
-    Candidate, Dated, ExtractContext, Extractor, Fact, FactEntity, Judgement, Verdict,
+    Candidate, Dated, ExtractContext, Extractor, Fact, FactEntity, Judgement, RunText, Verdict,
 };
 pub use ingest::{
     Flagged, IngestOptions, IngestProgress, IngestReport, IngestStage, SessionReport, StageTimes,

@@ -315,11 +315,13 @@ impl Engine {
     /// matches (full name, or first name of a person), with the role given there.
     pub fn entity(&self, name: &str) -> Result<Vec<gitloom_index::MentionRow>> {
         self.ensure_synced()?;
-        let index = self.index();
-        let mut out = Vec::new();
-        for m in index.entities_in(name)? {
-            out.extend(index.mentions_of(&m.name)?);
-        }
+        let mut out = self.index().read(|index| {
+            let mut out = Vec::new();
+            for m in index.entities_in(name)? {
+                out.extend(index.mentions_of(&m.name)?);
+            }
+            Ok(out)
+        })?;
         out.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.entity.cmp(&b.entity)));
         out.dedup();
         Ok(out)

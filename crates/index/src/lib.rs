@@ -208,6 +208,31 @@ impl Index {
         coverage::by_path(self, text, paths)
     }
 
+    /// Runs `f`'s reads on one snapshot, in one read transaction: SQLite then takes
+    /// its locks once instead of once per statement, which is most of the cost of
+    /// many small lookups (ingestion looks up every n-gram of a session). Inside a
+    /// transaction already, `f` simply runs in it.
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Index) -> Result<T, IndexError>,
+    ) -> Result<T, IndexError> {
+        if !self.conn.is_autocommit() {
+            return f(self);
+        }
+        let op = "read transaction";
+        self.conn.execute_batch("BEGIN").map_err(self.err(op))?;
+        let out = f(self);
+        // Ending a transaction that only read cannot lose anything; its error is
+        // reported only when the reads themselves succeeded.
+        let end = self.conn.execute_batch("COMMIT");
+        if end.is_err() && !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        let out = out?;
+        end.map_err(self.err(op))?;
+        Ok(out)
+    }
+
     /// Known entities named in a query (n-grams; persons also by first name).
     pub fn entities_in(&self, query: &str) -> Result<Vec<EntityMatch>, IndexError> {
         entity::entities_in(self, query)

@@ -382,3 +382,60 @@ fn non_memory_paths_are_ignored() {
     assert_eq!(st.upserted, 0);
     assert_eq!(idx.stats().expect("s").files, 0);
 }
+
+/// `Index::read` is one transaction: what another connection commits meanwhile is not
+/// seen until it ends, a read inside it joins it, and an error ends it cleanly.
+#[test]
+fn reads_in_one_transaction_see_one_snapshot() {
+    let (dir, mut idx) = temp_index();
+    idx.apply(&upserts(
+        "c1",
+        vec![simple(
+            "facts/pets/cat.md",
+            "Cat named Mellob",
+            "A grey cat.",
+        )],
+    ))
+    .expect("apply");
+    let (mut other, _) =
+        Index::open(&dir.path().join(".gitloom/index.db")).expect("second connection");
+    let (before, during) = idx
+        .read(|i| {
+            let before = i.lexical(&q("grey"))?.len();
+            other.apply(&upserts(
+                "c2",
+                vec![simple(
+                    "facts/pets/cat.md",
+                    "Cat named Mellob",
+                    "A black cat.",
+                )],
+            ))?;
+            let during = i.read(|inner| Ok(inner.lexical(&q("grey"))?.len()))?;
+            Ok((before, during))
+        })
+        .expect("read");
+    assert_eq!(
+        (before, during),
+        (1, 1),
+        "the snapshot held for the whole read"
+    );
+    assert!(
+        idx.lexical(&q("grey")).expect("q").is_empty(),
+        "the next read sees c2"
+    );
+
+    let failed = idx.read(|i| {
+        i.lexical(&q("black"))?;
+        Err::<(), _>(gitloom_index::IndexError::Invalid {
+            path: "test".into(),
+            message: "a failed read".into(),
+        })
+    });
+    assert!(failed.is_err());
+    assert_eq!(
+        idx.lexical(&q("black"))
+            .expect("usable after an error")
+            .len(),
+        1
+    );
+}

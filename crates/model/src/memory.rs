@@ -131,7 +131,7 @@ pub struct Memory {
 }
 
 /// One string or a list of them (`supersedes: a.md` and `supersedes: [a.md, b.md]`).
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum OneOrMany {
     One(String),
@@ -150,7 +150,7 @@ impl OneOrMany {
 
 /// A scalar that YAML may have typed as a number or boolean but that we read as text
 /// (`title: 2026`, `ttl: 30`).
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum Text {
     S(String),
@@ -170,14 +170,14 @@ impl Text {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 struct RawTimeline {
     date: Text,
     #[serde(default)]
     text: Option<Text>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Debug, Deserialize, Default)]
 #[serde(default)]
 struct RawFront {
     title: Option<Text>,
@@ -402,6 +402,33 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str, usize)> {
     None
 }
 
+/// The typed known keys and the untyped unknown ones, from one YAML parse: the
+/// document is read as a map, its known keys typed from that map. Only where the map
+/// cannot give what the typed parse would (text where YAML wrote a number, as in
+/// `source: 2024`), or the document does not parse, is it parsed again as
+/// [`RawFront`], so values and errors are the typed parse's.
+fn read_front(yaml: &str) -> Result<(RawFront, Map<String, Value>), serde_saphyr::Error> {
+    let typed = || serde_saphyr::from_str_with_options::<RawFront>(yaml, yaml_options());
+    let all = match serde_saphyr::from_str_with_options::<Option<Map<String, Value>>>(
+        yaml,
+        yaml_options(),
+    ) {
+        Ok(all) => all.unwrap_or_default(),
+        Err(e) => {
+            typed()?;
+            return Err(e);
+        }
+    };
+    let (known, extra): (Map<String, Value>, Map<String, Value>) = all
+        .into_iter()
+        .partition(|(k, _)| KNOWN_KEYS.contains(&k.as_str()));
+    let raw = match serde_json::from_value::<RawFront>(Value::Object(known)) {
+        Ok(raw) => raw,
+        Err(_) => typed()?,
+    };
+    Ok((raw, extra))
+}
+
 fn parse_front(path: &str, yaml: &str) -> Result<Frontmatter, MemoryError> {
     // Line numbers from the YAML parser count from the frontmatter's first line, which
     // is line 2 of the file.
@@ -411,12 +438,7 @@ fn parse_front(path: &str, yaml: &str) -> Result<Frontmatter, MemoryError> {
         let first = msg.lines().next().unwrap_or("invalid YAML").to_owned();
         MemoryError::new(path, line, format!("invalid frontmatter: {first}"))
     };
-    let raw: RawFront =
-        serde_saphyr::from_str_with_options(yaml, yaml_options()).map_err(yaml_err)?;
-    let all: Map<String, Value> =
-        serde_saphyr::from_str_with_options::<Option<Map<String, Value>>>(yaml, yaml_options())
-            .map_err(yaml_err)?
-            .unwrap_or_default();
+    let (raw, extra) = read_front(yaml).map_err(yaml_err)?;
     let key_line = |key: &str| {
         yaml.lines()
             .position(|l| l.starts_with(key) && l[key.len()..].trim_start().starts_with(':'))
@@ -478,10 +500,6 @@ fn parse_front(path: &str, yaml: &str) -> Result<Frontmatter, MemoryError> {
             .filter(|s| !s.is_empty())
             .collect()
     };
-    let extra = all
-        .into_iter()
-        .filter(|(k, _)| !KNOWN_KEYS.contains(&k.as_str()))
-        .collect();
     Ok(Frontmatter {
         title,
         summary: raw
@@ -525,6 +543,53 @@ mod tests {
     use super::*;
 
     const ORBITAL: &str = "---\ntitle: Works at Orbital AI as an ML engineer\nsummary: User joined.\ntags: [work]\ncues:\n  - where do I work\n  - who is my employer\nentities:\n  - Orbital AI (org)\n  - {name: Lena Fischer, kind: person, role: manager}\n  - Berlin\nrelated:\n  - \"previous-employer: facts/work/acme-robotics.md\"\n  - facts/people/lena.md\nsupersedes: facts/work/acme-robotics.md\nconfidence: 0.9\ncreated: 2026-07-30T19:12:00Z\nvalid_from: 2026-08-03\nvalid_to:\nx-custom:\n  nested: [1, 2]\ntimeline:\n  - {date: 2026-07-30, text: accepted the offer}\n---\nML engineer.\n\n## Team\nInference team. Reports to [[Lena Fischer]].\n";
+
+    /// [`read_front`] against the two parses it replaces: the same typed keys, the
+    /// same unknown keys, the same error.
+    #[test]
+    fn one_parse_reads_what_two_parses_read() {
+        let cases = [
+            ORBITAL.split("---\n").nth(1).unwrap_or_default(),
+            "title: a\ncues:\n- b\n- c\nsummary: |\n  x: y\n  z\n",
+            "# comment\ntitle: 2026\nttl: 30\nconfidence: 1\ncreated: 2026-01-02\n",
+            "title: 0.70\nsummary: yes\ntags: [1, true, 2.5, x]\n",
+            "title: a\nsource: 2024\n",
+            "title: a\nrelated: [12, b]\n",
+            "title: a\nsupersedes: 7\n",
+            "title: a\nentities: [B, {name: 5}, {name: C, kind: person, role: x}]\n",
+            "title: a\ntimeline:\n  - {date: 2026-01-02, text: 5}\n",
+            "title: a\nvalid_to:\ntags: ~\nx-custom:\n  nested: [1, 2]\n",
+            "title: a\ntitle: b\n",
+            "title: [a\n",
+            "- a\n- b\n",
+            "just text\n",
+            "title: a\nconfidence: high\n",
+            "title: a\ncues: {a: b}\n",
+            "title: &t a\nsummary: *t\n",
+            "",
+        ];
+        for yaml in cases {
+            let before = serde_saphyr::from_str_with_options::<RawFront>(yaml, yaml_options())
+                .and_then(|raw| {
+                    let all = serde_saphyr::from_str_with_options::<Option<Map<String, Value>>>(
+                        yaml,
+                        yaml_options(),
+                    )?
+                    .unwrap_or_default();
+                    let extra: Map<String, Value> = all
+                        .into_iter()
+                        .filter(|(k, _)| !KNOWN_KEYS.contains(&k.as_str()))
+                        .collect();
+                    Ok((raw, extra))
+                });
+            let now = read_front(yaml);
+            match (before, now) {
+                (Ok(b), Ok(n)) => assert_eq!(format!("{b:?}"), format!("{n:?}"), "{yaml:?}"),
+                (Err(b), Err(n)) => assert_eq!(b.to_string(), n.to_string(), "{yaml:?}"),
+                (b, n) => panic!("{yaml:?}: before {:?}, now {:?}", b.is_ok(), n.is_ok()),
+            }
+        }
+    }
 
     #[test]
     fn parses_every_field() {

@@ -38,6 +38,27 @@ use crate::text::{self, Lexicon, Spotted};
 pub use speech::Act;
 use subject::{Link, Speaker, Subject};
 
+/// What the offline extractor learns from a run's whole text, the same for each of
+/// its sessions (kept in [`crate::extract::RunText`]).
+#[derive(Debug)]
+pub(crate) struct RunNames {
+    /// The words the run capitalises mid-sentence.
+    caps: std::collections::HashSet<String>,
+    /// The names its words give away ([`names::scan`]).
+    found: std::collections::BTreeMap<String, Option<String>>,
+}
+
+impl RunNames {
+    pub(crate) fn scan(text: &str) -> RunNames {
+        let mut lex = Lexicon::default();
+        lex.learn(text);
+        RunNames {
+            caps: lex.mid_caps,
+            found: names::scan(text),
+        }
+    }
+}
+
 /// The offline extractor. Stateless; construct with `OfflineExtractor`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OfflineExtractor;
@@ -148,11 +169,12 @@ impl Extractor for OfflineExtractor {
         for k in &ctx.known {
             lex.add_known(&k.name, k.kind.clone());
         }
-        lex.learn(&ctx.run_text);
+        let run = ctx.run_text.names();
+        lex.mid_caps.extend(run.caps.iter().cloned());
         for (_, m) in session.speaking_messages() {
             lex.learn(&m.content);
         }
-        names::learn(&mut lex, &ctx.run_text);
+        names::teach(&mut lex, run.found.clone());
         let speakers: Vec<String> = session.speakers();
         // With an assistant in the conversation, "you" is the assistant; between named
         // people, the other one.
@@ -797,7 +819,7 @@ mod tests {
         let ctx = ExtractContext {
             topics: Vec::new(),
             known: Vec::new(),
-            run_text: std::sync::Arc::new(run_text),
+            run_text: std::sync::Arc::new(crate::RunText::new(run_text)),
         };
         OfflineExtractor
             .extract(&session, &ctx)

@@ -97,7 +97,16 @@ fn display(raw: &str) -> String {
 
 /// Teaches `lex` the names in `text` (the run's words) that capitalisation alone would
 /// miss. Returns them, for tests.
+#[cfg(test)]
 pub fn learn(lex: &mut Lexicon, text: &str) -> Vec<(String, Option<String>)> {
+    teach(lex, scan(text))
+}
+
+/// The names `text` gives away by the words around them (a relation before, a
+/// reporting verb after, a first and last name before a comma), with their kind.
+/// Depends on the text alone, so a run's text is scanned once for all its sessions
+/// (see `crate::extract::RunText`).
+pub fn scan(text: &str) -> BTreeMap<String, Option<String>> {
     let mut found: BTreeMap<String, Option<String>> = BTreeMap::new();
     for s in text::sentences(text) {
         let ws = words(&s);
@@ -139,6 +148,15 @@ pub fn learn(lex: &mut Lexicon, text: &str) -> Vec<(String, Option<String>)> {
             found.entry(display(w.raw)).or_insert(kind);
         }
     }
+    found
+}
+
+/// Teaches `lex` the names [`scan`] found and every word `lex` has seen capitalised
+/// mid-sentence that is no English word. Returns what it taught.
+pub fn teach(
+    lex: &mut Lexicon,
+    mut found: BTreeMap<String, Option<String>>,
+) -> Vec<(String, Option<String>)> {
     // Words the run capitalises mid-sentence and that are no English word: names
     // wherever they appear, also in lower case.
     let caps: Vec<String> = lex.mid_caps.iter().cloned().collect();
