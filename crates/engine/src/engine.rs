@@ -320,7 +320,7 @@ impl Engine {
             for m in index.entities_in(name)? {
                 out.extend(index.mentions_of(&m.name)?);
             }
-            Ok(out)
+            Ok::<_, gitloom_index::IndexError>(out)
         })?;
         out.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.entity.cmp(&b.entity)));
         out.dedup();

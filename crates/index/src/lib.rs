@@ -212,15 +212,18 @@ impl Index {
     /// its locks once instead of once per statement, which is most of the cost of
     /// many small lookups (ingestion looks up every n-gram of a session). Inside a
     /// transaction already, `f` simply runs in it.
-    pub fn read<T>(
+    pub fn read<T, E: From<IndexError>>(
         &self,
-        f: impl FnOnce(&Index) -> Result<T, IndexError>,
-    ) -> Result<T, IndexError> {
+        f: impl FnOnce(&Index) -> Result<T, E>,
+    ) -> Result<T, E> {
         if !self.conn.is_autocommit() {
             return f(self);
         }
         let op = "read transaction";
-        self.conn.execute_batch("BEGIN").map_err(self.err(op))?;
+        self.conn
+            .execute_batch("BEGIN")
+            .map_err(self.err(op))
+            .map_err(E::from)?;
         let out = f(self);
         // Ending a transaction that only read cannot lose anything; its error is
         // reported only when the reads themselves succeeded.
@@ -229,7 +232,7 @@ impl Index {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
         let out = out?;
-        end.map_err(self.err(op))?;
+        end.map_err(self.err(op)).map_err(E::from)?;
         Ok(out)
     }
 

@@ -410,8 +410,10 @@ fn reads_in_one_transaction_see_one_snapshot() {
                     "A black cat.",
                 )],
             ))?;
-            let during = i.read(|inner| Ok(inner.lexical(&q("grey"))?.len()))?;
-            Ok((before, during))
+            let during = i.read(|inner| {
+                Ok::<_, gitloom_index::IndexError>(inner.lexical(&q("grey"))?.len())
+            })?;
+            Ok::<_, gitloom_index::IndexError>((before, during))
         })
         .expect("read");
     assert_eq!(

@@ -106,8 +106,12 @@ impl Engine {
         match at {
             None => {
                 self.ensure_synced()?;
-                let index = self.index();
-                self.retrieve_in(&index, req, started)
+                // One read transaction for the whole pipeline: its two hundred or so
+                // statements see one state of the index, even while another process
+                // syncs it (the arena is chosen by the commit read first). Not for
+                // speed: at 10k it changed no stage beyond the bench's noise.
+                self.index()
+                    .read(|index| self.retrieve_in(index, req, started))
             }
             Some(rev) => {
                 let commit = self.store.resolve(rev)?;
@@ -123,7 +127,7 @@ impl Engine {
                 }) {
                     self.sync_index_to(&mut index, commit, true, false, Instant::now())?;
                 }
-                self.retrieve_in(&index, req, started)
+                index.read(|index| self.retrieve_in(index, req, started))
             }
         }
     }
