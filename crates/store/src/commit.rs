@@ -341,11 +341,14 @@ impl Store {
             if r.is_none() {
                 for (path, content) in &part.changes {
                     let id = match content {
-                        Some(bytes) => Some(
-                            repo.write_blob(bytes)
+                        Some(bytes) => {
+                            let id = repo
+                                .write_blob(bytes)
                                 .git(|| format!("cannot write the blob for {path}"))?
-                                .detach(),
-                        ),
+                                .detach();
+                            self.written.keep(id, bytes);
+                            Some(id)
+                        }
                         None => None,
                     };
                     ids.insert(path.as_str(), id);

@@ -29,6 +29,7 @@ mod mirror;
 mod read;
 mod recover;
 mod worktree;
+mod written;
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +53,8 @@ pub struct Store {
     repo: std::sync::RwLock<gix::ThreadSafeRepository>,
     /// Handles of `repo` kept between calls, with their object caches.
     handles: handles::Pool,
+    /// The blobs written lately, for the sync that reads them back.
+    written: written::Written,
     /// Work tree root, or the git dir for a bare repository.
     root: PathBuf,
     bare: bool,
@@ -111,6 +114,7 @@ impl Store {
         Store {
             repo: std::sync::RwLock::new(repo),
             handles: handles::Pool::default(),
+            written: written::Written::default(),
             root,
             bare,
         }

@@ -111,6 +111,9 @@ impl Store {
 
     /// The bytes of a blob.
     pub fn read_blob(&self, blob: ObjectId) -> Result<Vec<u8>, StoreError> {
+        if let Some(bytes) = self.written.get(blob) {
+            return Ok(bytes.to_vec());
+        }
         let repo = self.repo();
         let mut b = repo
             .find_blob(blob)
