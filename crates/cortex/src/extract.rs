@@ -138,10 +138,6 @@ impl RunText {
         }
     }
 
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     pub(crate) fn names(&self) -> &crate::offline::RunNames {
         self.names
             .get_or_init(|| crate::offline::RunNames::scan(&self.text))

@@ -209,8 +209,8 @@ impl Index {
     }
 
     /// Runs `f`'s reads on one snapshot, in one read transaction: SQLite then takes
-    /// its locks once instead of once per statement, which is most of the cost of
-    /// many small lookups (ingestion looks up every n-gram of a session). Inside a
+    /// its locks once instead of once per statement, a large part of the cost of many
+    /// small lookups (ingestion looks up every n-gram of a session). Inside a
     /// transaction already, `f` simply runs in it.
     pub fn read<T, E: From<IndexError>>(
         &self,

@@ -112,7 +112,7 @@ impl Store {
     /// The bytes of a blob.
     pub fn read_blob(&self, blob: ObjectId) -> Result<Vec<u8>, StoreError> {
         if let Some(bytes) = self.written.take(blob) {
-            return Ok(bytes.to_vec());
+            return Ok(bytes);
         }
         let repo = self.repo();
         let mut b = repo

@@ -14,7 +14,7 @@
 //! [`Store::read_blob`]: crate::Store::read_blob
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use gix::ObjectId;
 
@@ -28,7 +28,7 @@ pub(crate) struct Written {
 
 #[derive(Default)]
 struct Recent {
-    blobs: HashMap<ObjectId, Arc<[u8]>>,
+    blobs: HashMap<ObjectId, Vec<u8>>,
     order: VecDeque<ObjectId>,
     bytes: usize,
 }
@@ -44,7 +44,7 @@ impl Written {
             return;
         }
         r.bytes += bytes.len();
-        r.blobs.insert(id, Arc::from(bytes));
+        r.blobs.insert(id, bytes.to_vec());
         r.order.push_back(id);
         while r.bytes > BYTES {
             let Some(old) = r.order.pop_front() else {
@@ -57,7 +57,7 @@ impl Written {
     }
 
     /// The content of `id`, if it was written lately and not read since; it leaves.
-    pub fn take(&self, id: ObjectId) -> Option<Arc<[u8]>> {
+    pub fn take(&self, id: ObjectId) -> Option<Vec<u8>> {
         let mut r = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let bytes = r.blobs.remove(&id)?;
         r.bytes -= bytes.len();
