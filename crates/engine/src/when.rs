@@ -128,8 +128,9 @@ fn day_date(ws: &[String], today: Date) -> Option<Date> {
 /// Whether a text says when something happened relative to when it was said:
 /// "yesterday", "last Friday", "two weeks ago", "next month", "in two weeks", "on
 /// Saturday". Not a duration ("for two weeks"), nor "last day". Calendar dates are
-/// left out: stores date their memories in frontmatter (the `timeline` prior), and a
-/// date line alone says nothing about an event.
+/// left out: stores date their memories' events in frontmatter (`timeline:`, which the
+/// `says_when` prior reads beside this test), and a date line alone says nothing
+/// about an event.
 pub fn says_when(text: &str) -> bool {
     let ws = words(text);
     let unit = |w: &str| {

@@ -605,6 +605,50 @@ fn a_when_question_is_answered_by_a_turn_that_says_when() {
     );
 }
 
+/// What ingestion writes for "we went camping yesterday": the date resolved into the
+/// text and recorded under `timeline:`. Such a memory still says when, though its
+/// words no longer do; a validity interval alone does not (it says when a fact holds).
+#[test]
+fn a_memory_whose_dates_were_resolved_still_says_when() {
+    let files = [
+        (
+            "facts/trips/camping-dated.md",
+            "---\ntitle: Melanie went camping\ntimeline:\n- date: \"2023-05-06\"\n  text: Melanie went camping with the kids on 2023-05-06\n---\nMelanie went camping with the kids on 2023-05-06.\n",
+        ),
+        (
+            "facts/trips/camping-love.md",
+            "---\ntitle: Melanie loves camping\nvalid_from: 2023-01-01T00:00:00Z\n---\nMelanie loves camping, camping trips, camping by the lake with the kids, camping every summer holiday.\n",
+        ),
+    ];
+    let (_dir, engine) = lexical_store(&files, &["garden", "piano", "budget", "office"]);
+    let r = engine
+        .retrieve(&RetrieveRequest::new("When did Melanie go camping?"))
+        .expect("retrieve");
+    let says = |path: &str| {
+        r.hits
+            .iter()
+            .find(|h| h.path == path)
+            .map(|h| h.priors.contains(&"says when".to_owned()))
+    };
+    assert_eq!(
+        says("facts/trips/camping-dated.md"),
+        Some(true),
+        "{:?}",
+        r.hits
+    );
+    assert_eq!(
+        says("facts/trips/camping-love.md"),
+        Some(false),
+        "{:?}",
+        r.hits
+    );
+    assert_eq!(
+        r.hits[0].path, "facts/trips/camping-dated.md",
+        "{:?}",
+        r.hits
+    );
+}
+
 #[test]
 fn a_body_cosine_under_the_cut_only_ranks_what_the_lexical_arm_found() {
     let Some(model) = minilm() else {

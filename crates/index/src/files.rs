@@ -161,6 +161,9 @@ pub struct PriorFacts {
     /// The memory carries dates of its own: `timeline:` assertions or a validity
     /// interval (`valid_from`/`valid_to`).
     pub dated: bool,
+    /// The memory asserts dates of events: `timeline:` entries (what a text that
+    /// says when becomes once its dates are resolved).
+    pub says_dates: bool,
 }
 
 pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>, IndexError> {
@@ -172,7 +175,8 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
                     EXISTS (SELECT 1 FROM links WHERE resolved = ?1 AND kind = 'supersedes'),
                     coalesce(updated_unix, created_unix), title,
                     valid_from_unix IS NOT NULL OR valid_to_unix IS NOT NULL
-                    OR EXISTS (SELECT 1 FROM timeline WHERE path = ?1)
+                    OR EXISTS (SELECT 1 FROM timeline WHERE path = ?1),
+                    EXISTS (SELECT 1 FROM timeline WHERE path = ?1)
              FROM files WHERE path = ?1",
         )
         .map_err(idx.err(op))?;
@@ -184,6 +188,7 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
             updated: r.get(3)?,
             title: r.get(4)?,
             dated: r.get(5)?,
+            says_dates: r.get(6)?,
         })
     })
     .optional()

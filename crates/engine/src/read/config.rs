@@ -60,9 +60,12 @@ pub struct Priors {
     /// `named`: "What did Jon say about Gina's store?" is answered in Jon's words.
     #[serde(default)]
     pub named_subject: bool,
-    /// A memory whose text says when, relative to when it was said ("yesterday",
-    /// "last Friday", "two weeks ago"; `when::says_when`), when the question asks
-    /// when (`shape::asks_when`) and names no span of its own.
+    /// A memory that says when, when the question asks when (`shape::asks_when`)
+    /// and names no span of its own: its text says when relative to when it was
+    /// said ("yesterday", "last Friday", "two weeks ago"; `when::says_when`), or it
+    /// asserts dates of events (`timeline:`, which is what ingestion makes of such
+    /// words once it has resolved their dates). A validity interval is no such
+    /// assertion: it says when a fact holds, not when something happened.
     #[serde(default = "one")]
     pub says_when: f64,
     /// A memory whose `valid_to` has passed and that nothing supersedes, when the

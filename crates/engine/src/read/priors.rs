@@ -82,9 +82,12 @@ pub(crate) fn apply(
         }
         if q.asks_when
             && p.says_when != 1.0
-            && index
-                .file(&f.key)?
-                .is_some_and(|r| crate::when::says_when(&r.body))
+            // Ingestion resolves "yesterday" to a date and records it in `timeline:`:
+            // the memory says when as much as the words it was written from did.
+            && (row.says_dates
+                || index
+                    .file(&f.key)?
+                    .is_some_and(|r| crate::when::says_when(&r.body)))
         {
             times(p.says_when, "says when".to_owned());
         }
@@ -113,7 +116,7 @@ pub(crate) fn apply(
             applied.insert(f.key.clone(), notes);
         }
     }
-    fused[..head].sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+    fused[..head].sort_by(Fused::order);
     Ok(applied)
 }
 
