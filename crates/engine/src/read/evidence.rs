@@ -131,6 +131,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, (a, s))| (*a, (*s, i + 1)))
                 .collect(),
+            tie: 0.0,
         }
     }
 

@@ -32,6 +32,29 @@ pub struct Fused {
     pub key: String,
     pub score: f64,
     pub arms: BTreeMap<Arm, (f64, usize)>,
+    /// What orders candidates of equal score before their keys do: in score fusion,
+    /// the sum of the candidate's weighted cue and body cosines (the score counts
+    /// only the better one); 0 in rank fusion.
+    pub tie: f64,
+}
+
+impl Fused {
+    /// Best first: by score, then by [`Fused::tie`], then by key. Memories that
+    /// share a cue ("what pets do I have", written on every memory of a topic)
+    /// often reach the same score through it; what else of each matches the
+    /// question then orders them, rather than their file names.
+    pub fn order(&self, other: &Fused) -> std::cmp::Ordering {
+        by_score(self.score, other.score, self, other)
+    }
+}
+
+/// Best first by `(a_score, b_score)`, then as [`Fused::order`]: for a stage that
+/// orders candidates by a score of its own (the judge's after demotions).
+pub(crate) fn by_score(a_score: f64, b_score: f64, a: &Fused, b: &Fused) -> std::cmp::Ordering {
+    b_score
+        .total_cmp(&a_score)
+        .then_with(|| b.tie.total_cmp(&a.tie))
+        .then_with(|| a.key.cmp(&b.key))
 }
 
 /// How arm lists are fused.
@@ -137,7 +160,7 @@ pub(crate) fn spread_factor(lists: &[ArmList], reference: f64) -> f64 {
 
 /// Fuses arm lists by their raw scores (see the module docs); `coverage` holds each
 /// candidate's lexical coverage, `unlisted` the `[cue, body]` cosines of candidates
-/// a semantic arm did not list. Ties break on the key.
+/// a semantic arm did not list. Ties break as [`Fused::order`] says.
 pub fn fuse_scores(
     arms: &[ArmList],
     coverage: &HashMap<String, f64>,
@@ -149,14 +172,16 @@ pub fn fuse_scores(
     for f in &mut out {
         let raw = |arm: Arm| f.arms.get(&arm).map(|(s, _)| *s);
         let other = unlisted.get(&f.key);
-        let cosine = [(Arm::Cues, 0), (Arm::Bodies, 1)]
+        let cosines: Vec<f64> = [(Arm::Cues, 0), (Arm::Bodies, 1)]
             .into_iter()
             .filter_map(|(a, slot)| {
                 raw(a)
                     .or_else(|| other.and_then(|c| c[slot]).map(f64::from))
                     .map(|s| s * weight(a))
             })
-            .fold(0.0f64, f64::max);
+            .collect();
+        let cosine = cosines.iter().copied().fold(0.0f64, f64::max);
+        f.tie = cosines.iter().sum();
         let lexical =
             lexical_share * weight(Arm::Lexical) * coverage.get(&f.key).copied().unwrap_or(0.0);
         // A graph neighbour's raw score is already a share of its source's score.
@@ -176,6 +201,7 @@ fn collect(arms: &[ArmList]) -> Vec<Fused> {
                 key: key.clone(),
                 score: 0.0,
                 arms: BTreeMap::new(),
+                tie: 0.0,
             });
             // A key listed twice by one arm counts once, at its best rank.
             entry.arms.entry(arm.arm).or_insert((*raw, i + 1));
@@ -185,7 +211,7 @@ fn collect(arms: &[ArmList]) -> Vec<Fused> {
 }
 
 fn sort(out: &mut [Fused]) {
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+    out.sort_by(Fused::order);
 }
 
 /// Fuses arm lists by weighted reciprocal rank. Ties break on the key so the order
@@ -199,6 +225,7 @@ pub fn fuse(arms: &[ArmList], k: f64) -> Vec<Fused> {
                 key: key.clone(),
                 score: 0.0,
                 arms: BTreeMap::new(),
+                tie: 0.0,
             });
             // A key listed twice by one arm counts once, at its best rank.
             if entry.arms.contains_key(&arm.arm) {
@@ -209,7 +236,7 @@ pub fn fuse(arms: &[ArmList], k: f64) -> Vec<Fused> {
         }
     }
     let mut out: Vec<Fused> = by_key.into_values().collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+    sort(&mut out);
     out
 }
 
@@ -288,6 +315,24 @@ mod tests {
             fuse_scores(&lists, &coverage, 0.3, &HashMap::new())[0].key,
             "lex"
         );
+    }
+
+    #[test]
+    fn a_shared_cue_ties_two_memories_and_their_bodies_order_them() {
+        // Both hold the cue "what pets do I have" (a topic's cue, on every memory of
+        // it); `b-pets` says in its body what the question asks, `a-kids` does not.
+        let lists = [
+            scored(Arm::Cues, 1.0, &[("a-kids", 0.9), ("b-pets", 0.9)]),
+            scored(Arm::Bodies, 1.0, &[("b-pets", 0.6), ("a-kids", 0.2)]),
+        ];
+        let f = fuse_scores(&lists, &HashMap::new(), 0.3, &HashMap::new());
+        assert_eq!(f[0].score, f[1].score, "the cue decides both scores");
+        assert_eq!(f[0].key, "b-pets", "not the file name");
+        assert!(f[0].order(&f[1]).is_lt());
+        // With nothing else to tell them apart, the key does, as before.
+        let lists = [scored(Arm::Cues, 1.0, &[("b", 0.9), ("a", 0.9)])];
+        let f = fuse_scores(&lists, &HashMap::new(), 0.3, &HashMap::new());
+        assert_eq!(f[0].key, "a");
     }
 
     #[test]

@@ -161,11 +161,7 @@ pub(crate) fn judge<'a>(
         out.push(j);
     }
     // Soft anchoring may have demoted some hits below others.
-    out.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.fused.key.cmp(&b.fused.key))
-    });
+    out.sort_by(|a, b| super::fusion::by_score(a.score, b.score, a.fused, b.fused));
     // The answer stands on its best evidence: with no hit that clears the floor
     // (a strong bar, or weak bars in two arms) nothing is returned; otherwise the
     // hits that clear one weak bar come along as context.
