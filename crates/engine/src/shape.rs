@@ -264,6 +264,23 @@ fn has_seq(ws: &[String], seq: &[&str]) -> bool {
         .any(|win| win.iter().zip(seq).all(|(a, b)| a == b))
 }
 
+/// "Remind me who Jonah is", "do you know who Ruth was": a "who is X" question
+/// embedded in a request, where English puts the verb after the name. The clause
+/// ends the question: `who`, one to three words, then `is` or `was` (the embedded
+/// form of the `who is X` of at most four words above).
+fn embedded_who(ws: &[String]) -> bool {
+    let Some(at) = ws.iter().rposition(|w| w == "who") else {
+        return false;
+    };
+    let clause = &ws[at + 1..];
+    at > 0
+        && (2..=4).contains(&clause.len())
+        && clause.last().is_some_and(|w| w == "is" || w == "was")
+        && !clause[..clause.len() - 1]
+            .iter()
+            .any(|w| INTERROGATIVES.contains(&w.as_str()))
+}
+
 const INTERROGATIVES: &[&str] = &[
     "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "is", "are", "do",
     "does", "did", "was", "were", "can", "should", "will", "have", "has",
@@ -372,6 +389,7 @@ pub fn classify(query: &str) -> Shape {
     }
     // "who is X", "tell me about X", "what do you know about X", or a bare name.
     if (first == "who" && ws.len() <= 4 && (has(&ws, "is") || has(&ws, "lives") || has(&ws, "was")))
+        || embedded_who(&ws)
         || has_seq(&ws, &["tell", "me", "about"])
         || has_seq(&ws, &["know", "about"])
         || has_seq(&ws, &["everything", "about"])
@@ -490,6 +508,11 @@ mod tests {
         );
         assert_eq!(classify("who is lena"), Shape::Entity);
         assert_eq!(classify("jonas"), Shape::Entity);
+        // The same question embedded in a request: the verb after the name.
+        assert_eq!(classify("remind me who lena is"), Shape::Entity);
+        assert_eq!(classify("do you know who lena maria was"), Shape::Entity);
+        assert_ne!(classify("the man who sold it, where is"), Shape::Entity);
+        assert_ne!(classify("remind me who said what it is"), Shape::Entity);
         // Three words opening with a contracted interrogative ask something of a
         // name; they are not the name itself.
         for q in [
