@@ -30,22 +30,37 @@ fn month_of(word: &str) -> Option<i8> {
         .map(|i| i as i8 + 1)
 }
 
+/// Weekdays by name, with the abbreviations people write ("last Fri", "next Tues").
+const WEEKDAYS: [(&str, &[&str], Weekday); 7] = [
+    ("Monday", &["mon"], Weekday::Monday),
+    ("Tuesday", &["tue", "tues"], Weekday::Tuesday),
+    ("Wednesday", &["wed"], Weekday::Wednesday),
+    ("Thursday", &["thu", "thur", "thurs"], Weekday::Thursday),
+    ("Friday", &["fri"], Weekday::Friday),
+    ("Saturday", &["sat"], Weekday::Saturday),
+    ("Sunday", &["sun"], Weekday::Sunday),
+];
+
 fn weekday_of(word: &str) -> Option<Weekday> {
-    let w = word.to_lowercase();
-    let all = [
-        ("monday", Weekday::Monday),
-        ("tuesday", Weekday::Tuesday),
-        ("wednesday", Weekday::Wednesday),
-        ("thursday", Weekday::Thursday),
-        ("friday", Weekday::Friday),
-        ("saturday", Weekday::Saturday),
-        ("sunday", Weekday::Sunday),
-    ];
-    all.iter().find(|(n, _)| *n == w).map(|(_, d)| *d)
+    let w = word.trim_end_matches('.').to_lowercase();
+    WEEKDAYS
+        .iter()
+        .find(|(name, short, _)| name.eq_ignore_ascii_case(&w) || short.contains(&w.as_str()))
+        .map(|(_, _, d)| *d)
+}
+
+/// The weekday's full name, for the text a resolved date is written back into.
+fn weekday_name(d: Weekday) -> &'static str {
+    WEEKDAYS
+        .iter()
+        .find(|(_, _, w)| *w == d)
+        .map_or("", |(name, _, _)| name)
 }
 
 const MONTH_RE: &str = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
-const WEEKDAY_RE: &str = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)";
+/// A weekday, in full or abbreviated; "Sat" and "Sun" only capitalised, since "sat"
+/// and "sun" are words of their own ("this sun").
+const WEEKDAY_RE: &str = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|(?-i:Sat|Sun))";
 
 static RE: LazyLock<Regex> = LazyLock::new(|| {
     let num = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)";
@@ -322,7 +337,14 @@ fn interpret(
             ("on", Tense::Past) => "last",
             _ => rel,
         };
-        let date = weekday_rel(anchor, rel, weekday_of(wd)?);
+        let day = weekday_of(wd)?;
+        let date = weekday_rel(anchor, rel, day);
+        let name = weekday_name(day);
+        let wd = if name.eq_ignore_ascii_case(wd) {
+            wd
+        } else {
+            name
+        };
         return Some((date, false, Some(format!("on {wd} {date}"))));
     }
     if let (Some(rel), Some(u)) = (g("rel_u"), g("rel_uu")) {
@@ -490,6 +512,21 @@ mod tests {
         // Only to the end of the clause: the next sentence's verb is not the date's.
         let (_, f) = resolve("Dinner on Friday. It was lovely last time", tue);
         assert_eq!(f[0].date, d("2025-06-27"));
+    }
+
+    #[test]
+    fn an_abbreviated_weekday_is_that_weekday() {
+        let tue = d("2025-06-24");
+        let (t, f) = resolve("Caroline went to a poetry reading last Fri.", tue);
+        assert_eq!(f[0].date, d("2025-06-20"));
+        assert_eq!(t, "Caroline went to a poetry reading on Friday 2025-06-20.");
+        let (_, f) = resolve("The plumber comes next Thurs", tue);
+        assert_eq!(f[0].date, d("2025-06-26"));
+        let (_, f) = resolve("We met on Sat and it rained", tue);
+        assert_eq!(f[0].date, d("2025-06-21"));
+        // "sat" and "sun" in lower case are words of their own.
+        let (_, f) = resolve("this sun is brutal, I sat on the porch", tue);
+        assert!(f.is_empty(), "{f:?}");
     }
 
     #[test]
