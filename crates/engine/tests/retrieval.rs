@@ -834,6 +834,41 @@ fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
     );
 }
 
+/// A question about two named things is answered by a memory about each: the
+/// question links them, though nothing in the store does.
+#[test]
+fn two_memories_each_naming_one_thing_asked_about_answer_together() {
+    let files = [
+        (
+            "facts/pets/max.md",
+            "---\ntitle: Max's new bed\nentities: [\"Max (pet)\"]\n---\nBought a dog bed for Max on 2023-03-02.\n",
+        ),
+        (
+            "facts/pets/luna.md",
+            "---\ntitle: Luna's pads\nentities: [\"Luna (pet)\"]\n---\nGot training pads for Luna on 2023-03-09.\n",
+        ),
+    ];
+    let fillers = ["bike", "garden", "violin", "chess", "bread", "kayak"];
+    let (_dir, engine) = lexical_store(&files, &fillers);
+    let mut found = top(
+        &engine,
+        "which came first, the dog bed for Max or the training pads for Luna",
+        5,
+    );
+    found.sort();
+    assert_eq!(found, ["facts/pets/luna.md", "facts/pets/max.md"]);
+    // A question about one of them alone still needs the rest in its memory: Max's
+    // memory holds no training pads.
+    let mut req = RetrieveRequest::new("when did Max get his training pads and crate");
+    req.explain = true;
+    let r = engine.retrieve(&req).expect("retrieve");
+    assert!(
+        r.hits.iter().all(|h| h.path != "facts/pets/max.md"),
+        "{:?}",
+        r.hits
+    );
+}
+
 #[test]
 fn the_reference_point_of_a_before_question_anchors_nothing() {
     // "Before Mags" names where the question starts from; the answer is the memory the

@@ -270,8 +270,9 @@ enum Anchoring {
 /// The entity anchor over the candidates that passed the floor. A memory that names
 /// the entity is anchored when it holds enough of the rest of the question, when a
 /// cue of it matches the question closely, or when the rest it lacks is held by
-/// memories linked to it (a link, `related:`, `supersedes`, or an entity both
-/// mention): "what hours does Ivo work" is answered by Ivo's memory (he cooks at a
+/// memories linked to it (a link, `related:`, `supersedes`, an entity both mention,
+/// or another entity the question names, which only the other memory mentions):
+/// "what hours does Ivo work" is answered by Ivo's memory (he cooks at a
 /// restaurant) and the restaurant's memory (its hours) together. A memory that
 /// does not name the entity is anchored as the other half of such a join, when the
 /// join pivots on a memory about the entity (the entity arm found it). "What camera
@@ -351,10 +352,14 @@ fn anchoring(
 }
 
 /// Which candidates are linked: by a link either way, or by an entity both mention
-/// (other than the ones the question names).
+/// (other than the ones the question names), or by the question itself, when each
+/// names an entity it asks about that the other does not ("which did I buy first,
+/// the bed for Max or the pads for Luna": Max's memory and Luna's answer together).
 struct Links {
     edges: std::collections::HashSet<(String, String)>,
     entities: HashMap<String, Vec<i64>>,
+    /// The entities the question names that each candidate mentions.
+    asked: HashMap<String, Vec<i64>>,
 }
 
 impl Links {
@@ -371,10 +376,18 @@ impl Links {
         let paths: Vec<&str> = passed.iter().map(|j| j.fused.key.as_str()).collect();
         let asked: Vec<i64> = q.entities.iter().map(|m| m.id).collect();
         let mut entities = index.entities_of(&paths)?;
-        for ids in entities.values_mut() {
-            ids.retain(|id| !asked.contains(id));
+        let mut of_asked = HashMap::new();
+        for (path, ids) in entities.iter_mut() {
+            let (named, other): (Vec<i64>, Vec<i64>) =
+                ids.iter().partition(|id| asked.contains(id));
+            of_asked.insert(path.clone(), named);
+            *ids = other;
         }
-        Ok(Links { edges, entities })
+        Ok(Links {
+            edges,
+            entities,
+            asked: of_asked,
+        })
     }
 
     fn linked(&self, a: &str, b: &str) -> bool {
@@ -384,5 +397,10 @@ impl Links {
                 .get(a)
                 .zip(self.entities.get(b))
                 .is_some_and(|(x, y)| x.iter().any(|id| y.contains(id)))
+            || self
+                .asked
+                .get(a)
+                .zip(self.asked.get(b))
+                .is_some_and(|(x, y)| y.iter().any(|id| !x.contains(id)))
     }
 }
