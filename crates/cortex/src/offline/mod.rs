@@ -235,7 +235,11 @@ impl Extractor for OfflineExtractor {
                 .and_then(|p| last_question(&p.content));
             let clauses: Vec<String> = text::sentences(&m.content)
                 .iter()
-                .flat_map(|s| speech::clauses(&speech::clean(s)))
+                .map(|s| match &other {
+                    Some(o) => speech::without_vocative(s, o),
+                    None => s.clone(),
+                })
+                .flat_map(|s| speech::clauses(&speech::clean(&s)))
                 .collect();
             // A short lead-in ("Sad news from Kerry.", "Big news:") goes with the
             // statement after it rather than standing alone.

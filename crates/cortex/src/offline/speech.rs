@@ -346,6 +346,53 @@ fn end_with_clitic(text: &str, w: &Word) -> usize {
     end
 }
 
+/// Whether `word` calls `addressee` by name: their first name, or a short form of it
+/// of three letters or more ("Mel" for Melanie), capitalised as a name is.
+fn calls(word: &str, addressee: &str) -> bool {
+    let first = addressee.split_whitespace().next().unwrap_or_default();
+    word.len() >= 3
+        && word.chars().next().is_some_and(char::is_uppercase)
+        && first.len() >= word.len()
+        && first.is_char_boundary(word.len())
+        && first[..word.len()].eq_ignore_ascii_case(word)
+}
+
+/// The sentence without the name it calls the person it speaks to by ("Caroline,
+/// that looks amazing", "Hey Mel!", "sorry to hear that, Melanie"). A vocative is no
+/// mention: kept, it would file what one speaker says as being about the other.
+pub fn without_vocative(sentence: &str, addressee: &str) -> String {
+    let s = sentence.trim();
+    let is_mark = |c: char| matches!(c, ',' | '!' | '.' | ':' | ';' | '-' | '—' | '?');
+    // Leading: "Name, …" or one word then the name ("Hey Mel!", "Thanks Jon, …").
+    let mut tokens = s.splitn(3, ' ');
+    let (a, b) = (tokens.next().unwrap_or_default(), tokens.next());
+    let bare = |t: &str| t.trim_end_matches(is_mark).to_owned();
+    let marked = |t: &str| t.ends_with(is_mark);
+    let mut out = s.to_owned();
+    if marked(a) && calls(&bare(a), addressee) && b.is_some() {
+        out = s[a.len()..].trim_start().to_owned();
+    } else if let Some(b) = b
+        && !marked(a)
+        && calls(&bare(b), addressee)
+        && (marked(b) || s.len() == a.len() + 1 + b.len())
+    {
+        let rest = s[a.len() + 1 + b.len()..].trim_start();
+        let mark = b.trim_start_matches(|c: char| !is_mark(c));
+        out = format!("{a}{mark} {rest}").trim().to_owned();
+    }
+    // Trailing: "…, Name" with its closing marks.
+    let body = out.trim_end_matches(|c: char| is_mark(c) && c != ',');
+    let closing = &out[body.len()..];
+    if let Some((head, last)) = body.rsplit_once(", ")
+        && !last.contains(' ')
+        && calls(last, addressee)
+        && !head.trim().is_empty()
+    {
+        out = format!("{}{closing}", head.trim_end());
+    }
+    out
+}
+
 /// The sentence without the discourse words it opens and closes with ("ok so i…",
 /// "… lol"), and without runs of `!` or `?`.
 pub fn clean(sentence: &str) -> String {
@@ -624,6 +671,33 @@ pub fn act(sentence: &str, addressed: bool) -> Act {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_vocative_is_no_part_of_what_is_said() {
+        let v = |s: &str| without_vocative(s, "Caroline Smith");
+        assert_eq!(v("Caroline, that looks amazing!"), "that looks amazing!");
+        assert_eq!(
+            v("Man, sorry to hear that, Caroline."),
+            "Man, sorry to hear that."
+        );
+        assert_eq!(v("Hey Caro! Good to see you"), "Hey! Good to see you");
+        assert_eq!(v("Thanks Caroline, it was fun"), "Thanks, it was fun");
+        assert_eq!(v("Congrats Caroline"), "Congrats");
+        // A mention is kept: the name does a sentence's work there.
+        assert_eq!(v("Caroline is coming over"), "Caroline is coming over");
+        assert_eq!(
+            v("I saw Caroline, she was fine"),
+            "I saw Caroline, she was fine"
+        );
+        assert_eq!(v("Caroline."), "Caroline.");
+        // Another person's name is no vocative of this one.
+        assert_eq!(
+            v("Melanie, that looks amazing"),
+            "Melanie, that looks amazing"
+        );
+        // Lower case, or too short a form, is not taken for the name.
+        assert_eq!(v("ca, that looks amazing"), "ca, that looks amazing");
+    }
 
     #[test]
     fn a_request_may_hand_over_what_the_speaker_says() {
