@@ -363,7 +363,8 @@ fn calls(word: &str, addressee: &str) -> bool {
 pub fn without_vocative(sentence: &str, addressee: &str) -> String {
     let s = sentence.trim();
     let is_mark = |c: char| matches!(c, ',' | '!' | '.' | ':' | ';' | '-' | '—' | '?');
-    // Leading: "Name, …" or one word then the name ("Hey Mel!", "Thanks Jon, …").
+    // Leading: "Name, …", or one word then the name ("Hey Mel!", "Thanks Jon, …",
+    // "Wow, Caroline, …").
     let mut tokens = s.splitn(3, ' ');
     let (a, b) = (tokens.next().unwrap_or_default(), tokens.next());
     let bare = |t: &str| t.trim_end_matches(is_mark).to_owned();
@@ -372,12 +373,16 @@ pub fn without_vocative(sentence: &str, addressee: &str) -> String {
     if marked(a) && calls(&bare(a), addressee) && b.is_some() {
         out = s[a.len()..].trim_start().to_owned();
     } else if let Some(b) = b
-        && !marked(a)
         && calls(&bare(b), addressee)
         && (marked(b) || s.len() == a.len() + 1 + b.len())
     {
         let rest = s[a.len() + 1 + b.len()..].trim_start();
-        let mark = b.trim_start_matches(|c: char| !is_mark(c));
+        // The word before keeps its own mark, or takes the name's.
+        let mark = if marked(a) {
+            ""
+        } else {
+            b.trim_start_matches(|c: char| !is_mark(c))
+        };
         out = format!("{a}{mark} {rest}").trim().to_owned();
     }
     // Trailing: "…, Name" with its closing marks.
@@ -683,6 +688,10 @@ mod tests {
         assert_eq!(v("Hey Caro! Good to see you"), "Hey! Good to see you");
         assert_eq!(v("Thanks Caroline, it was fun"), "Thanks, it was fun");
         assert_eq!(v("Congrats Caroline"), "Congrats");
+        assert_eq!(
+            v("Wow, Caroline, that looks awesome"),
+            "Wow, that looks awesome"
+        );
         // A mention is kept: the name does a sentence's work there.
         assert_eq!(v("Caroline is coming over"), "Caroline is coming over");
         assert_eq!(
