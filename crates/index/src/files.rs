@@ -174,8 +174,7 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
             "SELECT valid_to_unix, confidence,
                     EXISTS (SELECT 1 FROM links WHERE resolved = ?1 AND kind = 'supersedes'),
                     coalesce(updated_unix, created_unix), title,
-                    valid_from_unix IS NOT NULL OR valid_to_unix IS NOT NULL
-                    OR EXISTS (SELECT 1 FROM timeline WHERE path = ?1),
+                    valid_from_unix IS NOT NULL OR valid_to_unix IS NOT NULL,
                     EXISTS (SELECT 1 FROM timeline WHERE path = ?1)
              FROM files WHERE path = ?1",
         )
@@ -187,7 +186,7 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
             superseded: r.get(2)?,
             updated: r.get(3)?,
             title: r.get(4)?,
-            dated: r.get(5)?,
+            dated: r.get::<_, bool>(5)? || r.get::<_, bool>(6)?,
             says_dates: r.get(6)?,
         })
     })

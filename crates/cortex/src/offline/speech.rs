@@ -347,24 +347,24 @@ fn end_with_clitic(text: &str, w: &Word) -> usize {
 }
 
 /// Whether `word` calls `addressee` by name: their first name, or a short form of it
-/// of three letters or more ("Mel" for Melanie), capitalised as a name is.
+/// of three letters or more ("Isa" for Isabel), capitalised as a name is.
 fn calls(word: &str, addressee: &str) -> bool {
     let first = addressee.split_whitespace().next().unwrap_or_default();
     word.len() >= 3
         && word.chars().next().is_some_and(char::is_uppercase)
-        && first.len() >= word.len()
-        && first.is_char_boundary(word.len())
-        && first[..word.len()].eq_ignore_ascii_case(word)
+        && first
+            .get(..word.len())
+            .is_some_and(|f| f.eq_ignore_ascii_case(word))
 }
 
-/// The sentence without the name it calls the person it speaks to by ("Caroline,
-/// that looks amazing", "Hey Mel!", "sorry to hear that, Melanie"). A vocative is no
+/// The sentence without the name it calls the person it speaks to by ("Isabel,
+/// that looks amazing", "Hey Isa!", "sorry to hear that, Isabel"). A vocative is no
 /// mention: kept, it would file what one speaker says as being about the other.
 pub fn without_vocative(sentence: &str, addressee: &str) -> String {
     let s = sentence.trim();
     let is_mark = |c: char| matches!(c, ',' | '!' | '.' | ':' | ';' | '-' | '—' | '?');
-    // Leading: "Name, …", or one word then the name ("Hey Mel!", "Thanks Jon, …",
-    // "Wow, Caroline, …").
+    // Leading: "Name, …", or one word then the name ("Hey Isa!", "Thanks Ivo, …",
+    // "Wow, Isabel, …").
     let mut tokens = s.splitn(3, ' ');
     let (a, b) = (tokens.next().unwrap_or_default(), tokens.next());
     let bare = |t: &str| t.trim_end_matches(is_mark).to_owned();

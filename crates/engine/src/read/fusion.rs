@@ -172,16 +172,15 @@ pub fn fuse_scores(
     for f in &mut out {
         let raw = |arm: Arm| f.arms.get(&arm).map(|(s, _)| *s);
         let other = unlisted.get(&f.key);
-        let cosines: Vec<f64> = [(Arm::Cues, 0), (Arm::Bodies, 1)]
+        let (cosine, all) = [(Arm::Cues, 0), (Arm::Bodies, 1)]
             .into_iter()
             .filter_map(|(a, slot)| {
                 raw(a)
                     .or_else(|| other.and_then(|c| c[slot]).map(f64::from))
                     .map(|s| s * weight(a))
             })
-            .collect();
-        let cosine = cosines.iter().copied().fold(0.0f64, f64::max);
-        f.tie = cosines.iter().sum();
+            .fold((0.0f64, 0.0f64), |(best, sum), c| (best.max(c), sum + c));
+        f.tie = all;
         let lexical =
             lexical_share * weight(Arm::Lexical) * coverage.get(&f.key).copied().unwrap_or(0.0);
         // A graph neighbour's raw score is already a share of its source's score.

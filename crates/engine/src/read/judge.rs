@@ -354,7 +354,7 @@ fn anchoring(
 /// Which candidates are linked: by a link either way, or by an entity both mention
 /// (other than the ones the question names), or by the question itself, when each
 /// names an entity it asks about that the other does not ("which did I buy first,
-/// the bed for Max or the pads for Luna": Max's memory and Luna's answer together).
+/// the bed for Biscuit or the lead for Pip": Biscuit's memory and Pip's answer together).
 struct Links {
     edges: std::collections::HashSet<(String, String)>,
     entities: HashMap<String, Vec<i64>>,
