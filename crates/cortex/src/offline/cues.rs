@@ -30,10 +30,23 @@ pub struct CueInput<'a> {
     pub asked: Option<&'a str>,
 }
 
+/// A job: "works as a …", "trained as a …", or "is a … at / for …" (a role at a place
+/// of work; "is a" alone is too often "a great day").
 static OCCUPATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:is|'s|was|works as|worked as|job as|trained as)\s+(?:a|an)\s+[a-z]")
+    Regex::new(r"(?i)\b(?:(?:works|worked|working|job|trained|employed)\s+as\s+(?:a|an)\s+[a-z]|(?:is|'s|was)\s+(?:a|an)\s+(?:[a-z-]+\s+){1,3}(?:at|for)\s)")
         .expect("valid occupation pattern")
 });
+
+/// Whether `sentence` says what `subject` does for a living: an occupation whose
+/// sentence is about them (their name, "User" or a personal pronoun just before it).
+fn says_occupation(sentence: &str, subject: &str) -> bool {
+    OCCUPATION.find_iter(sentence).any(|m| {
+        let before = sentence[..m.start()].trim_end().to_lowercase();
+        let last = before.rsplit(' ').next().unwrap_or_default();
+        ["he", "she", "user", "i"].contains(&last)
+            || (!subject.is_empty() && before.ends_with(&subject.to_lowercase()))
+    })
+}
 
 static MONEY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)[£$€¥]\s?\d[\d,.]*k?|\b\d[\d,.]*\s?(?:k\b)?\s*(?:euros?|pounds?|dollars?|quid|eur|gbp|usd|cad)\b")
@@ -198,7 +211,11 @@ pub fn cues(i: &CueInput) -> Vec<String> {
             push(q, &mut out);
         }
     }
-    if i.sentences.iter().take(2).any(|s| OCCUPATION.is_match(s)) {
+    if i.sentences
+        .iter()
+        .take(2)
+        .any(|s| says_occupation(s, i.subject))
+    {
         if i.about_speaker && !i.named_speaker {
             push("what do I do for a living".to_owned(), &mut out);
         } else {
@@ -250,5 +267,47 @@ mod tests {
                 .is_some_and(|q| q.starts_with("when my next cardiology appointment"))
         );
         assert_eq!(question("User likes tea.", false), None);
+    }
+
+    #[test]
+    fn an_occupation_asks_what_they_do_for_a_living() {
+        let said = ["User's sister Ada is a nurse at the Royal.".to_owned()];
+        let input = |about_speaker| CueInput {
+            subject: if about_speaker { "User" } else { "Ada" },
+            subject_kind: Some("person"),
+            about_speaker,
+            named_speaker: false,
+            topic: "work",
+            tier: Tier::Facts,
+            sentences: &said,
+            employer: false,
+            asked: None,
+        };
+        assert!(
+            cues(&input(false)).contains(&"what does Ada do for a living".to_owned()),
+            "{:?}",
+            cues(&input(false))
+        );
+        // The user's sister's job is not the user's.
+        assert!(!cues(&input(true)).contains(&"what do I do for a living".to_owned()));
+        assert!(says_occupation("User is a nurse at the Royal", "User"));
+        assert!(says_occupation(
+            "Ollie Brennan's a sound engineer at a studio",
+            "Ollie Brennan"
+        ));
+        assert!(says_occupation("he works as a paramedic", "Ollie Brennan"));
+        // Not a job: no place of work, or not said of the subject.
+        assert!(!says_occupation(
+            "Melanie is a big fan of pottery",
+            "Melanie"
+        ));
+        assert!(!says_occupation(
+            "It was a great day at the lake",
+            "Melanie"
+        ));
+        assert!(!says_occupation(
+            "This is a great place for kids",
+            "Melanie"
+        ));
     }
 }
