@@ -2,7 +2,7 @@
 //! [`MAX_WORDS`] words, never ending on a word that leaves it hanging, no final full
 //! stop, capitalised.
 
-use gitloom_model::text::words;
+use gitloom_model::text::{is_stopword, words};
 
 /// The longest title, in words.
 pub const MAX_WORDS: usize = 12;
@@ -63,6 +63,30 @@ fn balance(s: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Whether `clause` can stand as a title: three words or more, two of them content
+/// words ("From now on" and "User is on it" say nothing alone).
+fn stands_alone(clause: &str) -> bool {
+    let ws = words(clause);
+    ws.len() >= 3 && ws.iter().filter(|w| !is_stopword(&w.norm)).count() >= 2
+}
+
+/// The first clause of `s` that can stand as a title, and whether it was cut before a
+/// conjunction or a bracket (so may end on a word that leaves it hanging); the whole
+/// of `s` when no clause can.
+fn first_clause(s: &str) -> (&str, bool) {
+    let mut cuts: Vec<(usize, bool)> = BREAKS
+        .iter()
+        .flat_map(|b| {
+            let punctuation = b.trim().chars().count() == 1;
+            s.match_indices(b).map(move |(i, _)| (i, !punctuation))
+        })
+        .collect();
+    cuts.sort_unstable();
+    cuts.into_iter()
+        .find(|(i, _)| stands_alone(&s[..*i]))
+        .map_or((s, false), |(i, conjunction)| (&s[..i], conjunction))
+}
+
 /// A title for a memory whose first sentence (third person, dates resolved) is
 /// `sentence`.
 pub fn title(sentence: &str) -> String {
@@ -74,21 +98,16 @@ pub fn title(sentence: &str) -> String {
     {
         s = rest.trim();
     }
-    // The first clause, if it has three words or more.
-    let mut cut = s;
-    for b in BREAKS {
-        if let Some(i) = cut.find(b)
-            && words(&cut[..i]).len() >= 3
-        {
-            cut = &cut[..i];
-        }
-    }
+    let (cut, conjunction) = first_clause(s);
     let mut ws: Vec<&str> = cut.split_whitespace().collect();
-    if ws.len() > MAX_WORDS {
-        ws.truncate(MAX_WORDS);
-    }
-    while ws.len() > 1 && ws.last().is_some_and(|w| dangling(w)) {
-        ws.pop();
+    let truncated = ws.len() > MAX_WORDS;
+    ws.truncate(MAX_WORDS);
+    // A clause that ended at its own punctuation is whole ("User will miss it"); one
+    // cut short may end on a word that needs what was cut.
+    if truncated || conjunction {
+        while ws.len() > 1 && ws.last().is_some_and(|w| dangling(w)) {
+            ws.pop();
+        }
     }
     let t = ws
         .join(" ")
@@ -132,5 +151,19 @@ mod tests {
         );
         assert!(long.split_whitespace().count() <= MAX_WORDS, "{long}");
         assert!(!long.ends_with(" to"), "{long}");
+    }
+
+    #[test]
+    fn a_clause_that_says_nothing_alone_takes_the_next() {
+        assert_eq!(
+            title("User is on it, with Monique and Amina from plot 22."),
+            "User is on it, with Monique and Amina from plot 22"
+        );
+        assert_eq!(
+            title("From now on, anything User sends about fees goes to Monique as well."),
+            "From now on, anything User sends about fees goes to Monique"
+        );
+        // A whole sentence keeps its last word.
+        assert_eq!(title("User will miss it."), "User will miss it");
     }
 }
