@@ -39,10 +39,28 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", said_once(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes joined by ": ", each said once: an error whose message
+/// already ends with its cause's ("cannot read x: No such file or directory") does
+/// not repeat it.
+fn said_once(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 fn repo_dir(cli: &Cli) -> PathBuf {

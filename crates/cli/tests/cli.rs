@@ -150,6 +150,17 @@ fn errors_are_clear_and_exit_nonzero() {
         1,
         "nothing was committed"
     );
+    // A cause is said once, not once by the message and again by the chain.
+    let missing = dir.path().join("missing.json");
+    let out = gitloom(
+        &repo,
+        &["eval", "locomo", missing.to_str().expect("utf-8 path")],
+        None,
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("missing.json"), "{err}");
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
 }
 
 #[test]
