@@ -3,10 +3,12 @@
 //! Every row is stored twice, each in one contiguous buffer with no per-row
 //! allocation: int8 (symmetric, per-row scale `max|x| / 127`) for the scan, and f32 for
 //! rescoring. [`Arena::scan`] computes an int8 dot product of the (int8-quantised)
-//! query with every row in one pass, keeps the best `4 × top_k` candidates in a heap,
-//! rescores those with f32 cosine and returns the best `top_k`. Rows carry the caller's
-//! `key` (e.g. a node id) and `kind` (e.g. cue = 0, body = 1) so cues and bodies are
-//! scored in the same traversal ([`Arena::scan_per_kind`]).
+//! query with every row in one pass (on AVX2 when the CPU has it: the integer dot
+//! products are exact, so every kernel gives the same scores), selects the best
+//! `4 × top_k` candidates, rescores those with f32 cosine and returns the best
+//! `top_k`. Rows carry the caller's `key` (e.g. a node id) and `kind` (e.g. cue = 0,
+//! body = 1) so cues and bodies are scored in the same traversal
+//! ([`Arena::scan_per_kind`]).
 //!
 //! Error of the int8 estimate: with `x = s_x·q_x + e_x`, `|e_x| ≤ s_x / 2` per
 //! component, `|x·y − x̂·ŷ| ≤ (s_x/2)·‖y‖₁ + (s_y/2)·‖x̂‖₁` — for unit vectors of dimension
@@ -144,6 +146,72 @@ fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     s
 }
 
+/// The int8 estimate (dot × the row's scale) of the query against every row, appended
+/// to `out` in row order. Integer dot products are exact, so every kernel gives the same
+/// scores; the widest one this CPU runs is used.
+fn int8_scores(q: &[i8], quant: &[i8], qscale: &[f32], out: &mut Vec<f32>) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the only precondition of `avx2::int8_scores` is that the CPU
+        // supports AVX2, checked just above.
+        #[allow(unsafe_code)]
+        unsafe {
+            avx2::int8_scores(q, quant, qscale, out)
+        };
+        return;
+    }
+    let dim = q.len().max(1);
+    out.extend(
+        quant
+            .chunks_exact(dim)
+            .zip(qscale)
+            .map(|(r, s)| dot_i8(q, r) as f32 * s),
+    );
+}
+
+/// The int8 pass on AVX2: rows widened to i16 and multiplied pairwise into i32 lanes
+/// (`vpmaddwd`), which the compiler does not choose by itself for [`dot_i8`] (it widens
+/// to i32 and uses `vpmulld`, no faster than SSE2).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::{
+        __m128i, __m256i, _mm256_add_epi32, _mm256_cvtepi8_epi16, _mm256_madd_epi16,
+        _mm256_setzero_si256,
+    };
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn int8_scores(q: &[i8], quant: &[i8], qscale: &[f32], out: &mut Vec<f32>) {
+        let dim = q.len().max(1);
+        let (q16, q_tail) = q.as_chunks::<16>();
+        let q16: Vec<__m256i> = q16
+            .iter()
+            .map(|c| _mm256_cvtepi8_epi16(bytemuck::cast::<[i8; 16], __m128i>(*c)))
+            .collect();
+        for (r, s) in quant.chunks_exact(dim).zip(qscale) {
+            let (chunks, tail) = r.as_chunks::<16>();
+            let (mut a, mut b) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+            let mut pairs = chunks.chunks_exact(2);
+            let mut qs = q16.chunks_exact(2);
+            for (c, qq) in (&mut pairs).zip(&mut qs) {
+                let w0 = _mm256_cvtepi8_epi16(bytemuck::cast::<[i8; 16], __m128i>(c[0]));
+                let w1 = _mm256_cvtepi8_epi16(bytemuck::cast::<[i8; 16], __m128i>(c[1]));
+                a = _mm256_add_epi32(a, _mm256_madd_epi16(w0, qq[0]));
+                b = _mm256_add_epi32(b, _mm256_madd_epi16(w1, qq[1]));
+            }
+            for (c, qq) in pairs.remainder().iter().zip(qs.remainder()) {
+                let w = _mm256_cvtepi8_epi16(bytemuck::cast::<[i8; 16], __m128i>(*c));
+                a = _mm256_add_epi32(a, _mm256_madd_epi16(w, *qq));
+            }
+            let lanes: [i32; 8] = bytemuck::cast(_mm256_add_epi32(a, b));
+            let mut dot: i32 = lanes.iter().sum();
+            for (x, y) in tail.iter().zip(q_tail) {
+                dot += i32::from(*x) * i32::from(*y);
+            }
+            out.push(dot as f32 * s);
+        }
+    }
+}
+
 /// Symmetric int8 quantisation into `out`; returns the scale (0 for a zero vector).
 fn quantise(v: &[f32], out: &mut Vec<i8>) -> f32 {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
@@ -154,6 +222,39 @@ fn quantise(v: &[f32], out: &mut Vec<i8>) -> f32 {
             .map(|x| (x * inv).round().clamp(-127.0, 127.0) as i8),
     );
     scale
+}
+
+/// A candidate as one integer that orders as [`Cand`] does: the score's bits in
+/// `f32::total_cmp` order above the row's complement (the earlier row is greater).
+/// (Rows are below 2³²: an arena's keys are `u32`, and 2³² rows would be terabytes.)
+fn rank_key(score: f32, row: usize) -> u64 {
+    let bits = score.to_bits();
+    let ordered = if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | (1 << 31)
+    };
+    (u64::from(ordered) << 32) | u64::from(!(row as u32))
+}
+
+/// The rows of the `cap` greatest keys, in row order (neighbouring rows are then read
+/// together by the rescoring).
+fn best_rows(mut keys: Vec<u64>, cap: usize) -> Vec<usize> {
+    if cap == 0 {
+        return Vec::new();
+    }
+    if keys.len() > cap {
+        keys.select_nth_unstable_by(cap - 1, |a, b| b.cmp(a));
+        keys.truncate(cap);
+    }
+    let mut rows: Vec<usize> = keys.into_iter().map(key_row).collect();
+    rows.sort_unstable();
+    rows
+}
+
+/// The row of a [`rank_key`].
+fn key_row(key: u64) -> usize {
+    (!(key as u32)) as usize
 }
 
 /// A heap entry ordered by score, ties broken towards the lower row.
@@ -431,12 +532,15 @@ impl Arena {
         let Some(q) = self.prepare(query) else {
             return Vec::new();
         };
-        let mut top = TopK::new(top_k.saturating_mul(OVERSAMPLE));
-        let qscale = self.qscale();
-        for (row, r) in self.quant().chunks_exact(self.dim.max(1)).enumerate() {
-            top.offer(dot_i8(&q.quant, r) as f32 * qscale[row], row);
-        }
-        self.rescore(query, q.inv_norm, top.rows(), top_k)
+        let mut scores = Vec::with_capacity(self.len());
+        int8_scores(&q.quant, self.quant(), self.qscale(), &mut scores);
+        let keys = scores
+            .iter()
+            .enumerate()
+            .map(|(row, &score)| rank_key(score, row))
+            .collect();
+        let rows = best_rows(keys, top_k.saturating_mul(OVERSAMPLE));
+        self.rescore(query, q.inv_norm, rows, top_k)
     }
 
     /// Like [`Arena::scan`], but the best `top_k` of each kind present, from the same
@@ -446,19 +550,21 @@ impl Arena {
         let Some(q) = self.prepare(query) else {
             return out;
         };
-        let mut tops: Vec<Option<TopK>> = (0..256).map(|_| None).collect();
         let cap = top_k.saturating_mul(OVERSAMPLE);
-        let (qscale, kinds) = (self.qscale(), self.kinds());
-        for (row, r) in self.quant().chunks_exact(self.dim.max(1)).enumerate() {
-            let score = dot_i8(&q.quant, r) as f32 * qscale[row];
-            tops[kinds[row] as usize]
-                .get_or_insert_with(|| TopK::new(cap))
-                .offer(score, row);
+        let mut scores = Vec::with_capacity(self.len());
+        int8_scores(&q.quant, self.quant(), self.qscale(), &mut scores);
+        // The best `cap` of each kind by int8 score, ties to the earlier row: each
+        // candidate as one integer key, compared as a whole.
+        let mut per_kind: Vec<Vec<u64>> = (0..256).map(|_| Vec::new()).collect();
+        for (row, (&score, &kind)) in scores.iter().zip(self.kinds()).enumerate() {
+            per_kind[kind as usize].push(rank_key(score, row));
         }
-        for (kind, t) in tops.into_iter().enumerate() {
-            if let Some(t) = t {
-                out.insert(kind as u8, self.rescore(query, q.inv_norm, t.rows(), top_k));
+        for (kind, keys) in per_kind.into_iter().enumerate() {
+            if keys.is_empty() {
+                continue;
             }
+            let rows = best_rows(keys, cap);
+            out.insert(kind as u8, self.rescore(query, q.inv_norm, rows, top_k));
         }
         out
     }
@@ -532,4 +638,75 @@ impl Arena {
 struct Prepared {
     quant: Vec<i8>,
     inv_norm: f32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every int8 kernel this CPU can run gives the portable kernel's scores, bit for
+    /// bit, at MiniLM's dimension and at dimensions that leave a tail.
+    #[test]
+    fn int8_kernels_agree() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as i64
+        };
+        for dim in [1usize, 15, 16, 17, 31, 48, 100, 384, 385] {
+            let rows = 37;
+            let q: Vec<i8> = (0..dim).map(|_| (next() % 255 - 127) as i8).collect();
+            let mut quant: Vec<i8> = (0..rows * dim)
+                .map(|_| (next() % 255 - 127) as i8)
+                .collect();
+            // Extremes: ±127 in every component of two rows.
+            quant[..dim].iter_mut().for_each(|x| *x = 127);
+            quant[dim..2 * dim].iter_mut().for_each(|x| *x = -127);
+            let qscale: Vec<f32> = (0..rows).map(|i| 0.001 * (i as f32 + 1.0)).collect();
+            let plain: Vec<f32> = quant
+                .chunks_exact(dim)
+                .zip(&qscale)
+                .map(|(r, s)| dot_i8(&q, r) as f32 * s)
+                .collect();
+            let mut got = Vec::new();
+            int8_scores(&q, &quant, &qscale, &mut got);
+            assert_eq!(got, plain, "dim {dim}");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                let mut avx = Vec::new();
+                // SAFETY: AVX2 is present (checked above).
+                #[allow(unsafe_code)]
+                unsafe {
+                    avx2::int8_scores(&q, &quant, &qscale, &mut avx)
+                };
+                assert_eq!(avx, plain, "dim {dim} (AVX2)");
+            }
+        }
+    }
+
+    /// The selection's integer keys order candidates as the heap's `Cand` does.
+    #[test]
+    fn rank_keys_order_as_candidates_do() {
+        let xs = [
+            f32::NEG_INFINITY,
+            -1.0,
+            -0.5,
+            -0.0,
+            0.0,
+            1e-30,
+            0.25,
+            0.25,
+            1.0,
+            f32::INFINITY,
+        ];
+        for (i, &a) in xs.iter().enumerate() {
+            for (j, &b) in xs.iter().enumerate() {
+                let (ca, cb) = (Cand { score: a, row: i }, Cand { score: b, row: j });
+                assert_eq!(rank_key(a, i).cmp(&rank_key(b, j)), ca.cmp(&cb), "{a} {b}");
+            }
+            assert_eq!(key_row(rank_key(a, i)), i);
+        }
+    }
 }

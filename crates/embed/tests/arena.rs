@@ -3,6 +3,8 @@
 mod common;
 
 use common::random_unit;
+use std::collections::BTreeMap;
+
 use gitloom_embed::{Arena, cosine};
 
 #[test]
@@ -252,4 +254,124 @@ fn a_damaged_arena_file_is_refused_with_the_reason() {
         .map(|e| e.expect("entry").file_name())
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
+}
+
+/// What `scan_per_kind` must return, from the public estimate alone: per kind, the
+/// `4 × k` best rows by int8 estimate (ties to the earlier row), rescored exactly, best
+/// `k` (ties to the earlier row).
+fn per_kind_reference(a: &Arena, q: &[f32], k: usize) -> BTreeMap<u8, Vec<usize>> {
+    let mut by_kind: BTreeMap<u8, Vec<(f32, usize)>> = BTreeMap::new();
+    for r in 0..a.len() {
+        let kind = a.meta(r).expect("meta").1;
+        by_kind
+            .entry(kind)
+            .or_default()
+            .push((a.approx_cosine(q, r), r));
+    }
+    by_kind
+        .into_iter()
+        .map(|(kind, mut v)| {
+            v.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+            v.truncate(4 * k);
+            // The arena's own exact cosines (`cosine` rounds differently).
+            let rows: Vec<usize> = v.iter().map(|x| x.1).collect();
+            let mut exact: Vec<(f32, usize)> = a
+                .score_rows(q, &rows)
+                .iter()
+                .map(|h| (h.cosine, h.row))
+                .collect();
+            exact.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+            (kind, exact.iter().take(k).map(|x| x.1).collect())
+        })
+        .collect()
+}
+
+/// The int8 pass (on AVX2 where the CPU has it) and the per-kind selection keep exactly
+/// the rows the int8 estimate ranks best, ties to the earlier row: random and clustered
+/// vectors, copies of one vector (all tied), a zero row, MiniLM's dimension and one
+/// that leaves a tail.
+#[test]
+fn per_kind_scan_keeps_the_int8_best_rows_of_each_kind() {
+    for dim in [384usize, 100] {
+        let mut rng = fastrand::Rng::with_seed(dim as u64);
+        let mut a = Arena::new(dim);
+        let centres: Vec<Vec<f32>> = (0..8).map(|_| random_unit(&mut rng, dim)).collect();
+        let mut i = 0u32;
+        for _ in 0..1500 {
+            let v = if i.is_multiple_of(3) {
+                random_unit(&mut rng, dim)
+            } else {
+                // Clustered: a centre plus noise, as texts on one topic are.
+                let c = &centres[rng.usize(0..centres.len())];
+                let e = random_unit(&mut rng, dim);
+                c.iter().zip(&e).map(|(x, y)| x + 0.4 * y).collect()
+            };
+            a.push(i, (i % 3) as u8, &v).expect("push");
+            i += 1;
+        }
+        // 60 copies of one vector in kind 0 (more than 4 × k: ties decide), and a zero row.
+        for _ in 0..60 {
+            a.push(i, 0, &centres[0]).expect("push");
+            i += 1;
+        }
+        a.push(i, 1, &vec![0.0; dim]).expect("push");
+        let mut queries = vec![centres[0].clone(), centres[3].clone()];
+        for _ in 0..40 {
+            let c = &centres[rng.usize(0..centres.len())];
+            let e = random_unit(&mut rng, dim);
+            queries.push(c.iter().zip(&e).map(|(x, y)| x + 0.6 * y).collect());
+            queries.push(random_unit(&mut rng, dim));
+        }
+        for q in &queries {
+            for k in [1usize, 10, 50] {
+                let got: BTreeMap<u8, Vec<usize>> = a
+                    .scan_per_kind(q, k)
+                    .into_iter()
+                    .map(|(kind, hits)| (kind, hits.iter().map(|h| h.row).collect()))
+                    .collect();
+                assert_eq!(got, per_kind_reference(&a, q, k), "dim {dim}, k {k}");
+            }
+        }
+        // The copies tie: the earliest rows win, in row order.
+        let copies = a.scan_per_kind(&centres[0], 10);
+        let rows: Vec<usize> = copies[&0].iter().map(|h| h.row).collect();
+        assert_eq!(rows, (1500..1510).collect::<Vec<_>>());
+    }
+}
+
+/// On vectors with clear margins (clustered, each query near one row), the per-kind
+/// ranking equals the exact f32 ranking of that kind.
+#[test]
+fn per_kind_ranking_equals_exact_f32_on_clustered_vectors() {
+    let mut rng = fastrand::Rng::with_seed(11);
+    let dim = 384;
+    let mut a = Arena::new(dim);
+    for i in 0..4000u32 {
+        a.push(i, (i % 2) as u8, &random_unit(&mut rng, dim))
+            .expect("push");
+    }
+    for t in 0..30 {
+        let base = a.row(rng.usize(0..a.len())).expect("row").to_vec();
+        let e = random_unit(&mut rng, dim);
+        let q: Vec<f32> = base.iter().zip(&e).map(|(x, y)| x + 0.5 * y).collect();
+        let per = a.scan_per_kind(&q, 5);
+        for (kind, hits) in &per {
+            let mut only = Arena::new(dim);
+            let mut rows = Vec::new();
+            for r in 0..a.len() {
+                if a.meta(r).map(|m| m.1) == Some(*kind) {
+                    only.push(r as u32, *kind, a.row(r).expect("row"))
+                        .expect("push");
+                    rows.push(r);
+                }
+            }
+            let exact: Vec<usize> = only
+                .scan_exact_f32(&q, 5)
+                .iter()
+                .map(|h| rows[h.row])
+                .collect();
+            let got: Vec<usize> = hits.iter().map(|h| h.row).collect();
+            assert_eq!(got, exact, "query {t}, kind {kind}");
+        }
+    }
 }
