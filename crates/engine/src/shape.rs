@@ -264,7 +264,7 @@ fn has_seq(ws: &[String], seq: &[&str]) -> bool {
         .any(|win| win.iter().zip(seq).all(|(a, b)| a == b))
 }
 
-/// "Remind me who Lena is", "do you know who Ivo was": a "who is X" question
+/// "Remind me who Odile is", "do you know who Perrin was": a "who is X" question
 /// embedded in a request, where English puts the verb after the name. The clause
 /// ends the question: `who`, one to three words, then `is` or `was` (the embedded
 /// form of the `who is X` of at most four words above).

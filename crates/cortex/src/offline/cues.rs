@@ -292,10 +292,10 @@ mod tests {
         assert!(!cues(&input(true)).contains(&"what do I do for a living".to_owned()));
         assert!(says_occupation("User is a nurse at the Royal", "User"));
         assert!(says_occupation(
-            "Ollie Brennan's a sound engineer at a studio",
-            "Ollie Brennan"
+            "Fenna Quill's a sound engineer at a studio",
+            "Fenna Quill"
         ));
-        assert!(says_occupation("he works as a paramedic", "Ollie Brennan"));
+        assert!(says_occupation("he works as a paramedic", "Fenna Quill"));
         // Not a job: no place of work, or not said of the subject.
         assert!(!says_occupation(
             "Melanie is a big fan of pottery",

@@ -156,12 +156,12 @@ mod tests {
     #[test]
     fn a_clause_that_says_nothing_alone_takes_the_next() {
         assert_eq!(
-            title("User is on it, with Monique and Amina from plot 22."),
-            "User is on it, with Monique and Amina from plot 22"
+            title("User is on it, with Odile and Perrin from plot 22."),
+            "User is on it, with Odile and Perrin from plot 22"
         );
         assert_eq!(
-            title("From now on, anything User sends about fees goes to Monique as well."),
-            "From now on, anything User sends about fees goes to Monique"
+            title("From now on, anything User sends about fees goes to Odile as well."),
+            "From now on, anything User sends about fees goes to Odile"
         );
         // A whole sentence keeps its last word.
         assert_eq!(title("User will miss it."), "User will miss it");
