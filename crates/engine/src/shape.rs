@@ -389,6 +389,9 @@ pub fn classify(query: &str) -> Shape {
     }
     // "who is X", "tell me about X", "what do you know about X", or a bare name.
     if (first == "who" && ws.len() <= 4 && (has(&ws, "is") || has(&ws, "lives") || has(&ws, "was")))
+        // "who's X again" is "who is X again", one word shorter; "who's X's vet" asks
+        // something of X.
+        || (first == "who's" && ws.len() <= 3 && !ws[1..].iter().any(|w| w.ends_with("'s")))
         || embedded_who(&ws)
         || has_seq(&ws, &["tell", "me", "about"])
         || has_seq(&ws, &["know", "about"])
@@ -523,6 +526,8 @@ mod tests {
             assert_ne!(classify(q), Shape::Entity, "{q}");
         }
         assert_eq!(classify("tell me about acme robotics"), Shape::Entity);
+        assert_eq!(classify("who's odile again"), Shape::Entity);
+        assert_eq!(classify("who's my manager"), classify("who is my manager"));
         assert_eq!(classify("who am i staying with"), Shape::MultiHop);
         assert_eq!(
             classify("what's my sister's husband called"),

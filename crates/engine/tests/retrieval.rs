@@ -957,3 +957,66 @@ fn a_candidate_is_fused_at_its_own_cosine_whether_or_not_a_semantic_arm_listed_i
     }
     assert!(unlisted > 0, "no candidate came from the lexical arm alone");
 }
+
+/// Two memories name one person: the first introduces them, the later one only
+/// mentions them doing something, under a title with the name in it.
+fn introduction_store(config: gitloom_engine::RetrieveConfig) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            config: Some(config),
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    let files = [
+        (
+            "facts/fitness/club.md",
+            "---\ntitle: Joined the harbour running club\nentities: [\"Odile Perrin (person)\"]\ncreated: 2026-07-07T00:00:00Z\nsources: [\"sessions/2026-07-07/a.md#m0\"]\n---\nJoined the harbour running club; the coach is Odile Perrin.\n",
+        ),
+        (
+            "facts/fitness/odile.md",
+            "---\ntitle: Odile says run a half marathon\nentities: [\"Odile (person)\"]\ncreated: 2026-12-01T00:00:00Z\nsources: [\"sessions/2026-12-01/b.md#m0\"]\n---\nOdile says run a half marathon in the spring; Odile, Odile.\n",
+        ),
+    ];
+    for (path, text) in files {
+        engine.write(path, text.as_bytes(), None).expect("write");
+    }
+    for (i, topic) in ["garden", "car", "flat", "bank", "cat"].iter().enumerate() {
+        let text =
+            format!("---\ntitle: About my {topic}\n---\nNotes on the {topic}, number {i}.\n");
+        engine
+            .write(&format!("facts/misc/{topic}.md"), text.as_bytes(), None)
+            .expect("write");
+    }
+    (dir, engine)
+}
+
+#[test]
+fn who_someone_is_is_answered_where_they_were_introduced() {
+    let q = RetrieveRequest::new("who's odile again");
+    let (_d, engine) = introduction_store(Default::default());
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/fitness/club.md", "{:?}", r.hits);
+    assert!(r.hits[0].priors.contains(&"introduces".to_owned()));
+    // Inert, the memory that says the name most and in its title wins.
+    let mut off = gitloom_engine::RetrieveConfig::default();
+    off.priors.introduces = 1.0;
+    let (_d, engine) = introduction_store(off);
+    let r = engine.retrieve(&q).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/fitness/odile.md", "{:?}", r.hits);
+    // A question that asks something else of the person is no entity question.
+    let (_d, engine) = introduction_store(Default::default());
+    let r = engine
+        .retrieve(&RetrieveRequest::new(
+            "what does odile say about a half marathon",
+        ))
+        .expect("retrieve");
+    assert!(
+        r.hits
+            .iter()
+            .all(|h| !h.priors.contains(&"introduces".to_owned()))
+    );
+}

@@ -2,8 +2,8 @@
 //! mention them (plan item R12).
 //!
 //! Query n-grams (up to four words, case- and diacritic-folded) are looked up in
-//! the entity table; a person is also found by first name alone ("arjun" → Arjun
-//! Nair), the way people refer to people they know.
+//! the entity table; a person is also found by first name or surname alone ("arjun"
+//! or "nair" → Arjun Nair), the way people refer to people they know.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -63,10 +63,12 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
              WHERE k.key = ?1 ORDER BY e.folded",
         )
         .map_err(idx.err(op))?;
-    let mut first_name = idx
+    let mut by_one_name = idx
         .conn
         .prepare_cached(
-            "SELECT id, name, kind FROM entities WHERE kind = 'person' AND folded > ?1 AND folded < ?2 ORDER BY folded",
+            "SELECT id, name, kind FROM entities WHERE kind = 'person'
+               AND ((folded > ?1 AND folded < ?2) OR folded LIKE ?3 ESCAPE '\\')
+             ORDER BY folded",
         )
         .map_err(idx.err(op))?;
     let files: i64 = idx
@@ -100,15 +102,26 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
                     .collect::<Result<_, _>>()
                     .map_err(idx.err(op))?;
             }
-            if found.is_empty() && n == 1 {
-                // "arjun " < folded < "arjun!" selects names starting with the word.
-                found = first_name
-                    .query_map([format!("{gram} "), format!("{gram}!")], |r| {
+            if n == 1 {
+                // "arjun " < folded < "arjun!" selects names starting with the word,
+                // "% nair" names ending with it. A first name or a surname also stands
+                // for the full names it begins or ends where the store knows both
+                // ("Ollie" in one memory, "Ollie Brennan" in another): one person,
+                // named both ways.
+                let surname = format!(
+                    "% {}",
+                    gram.replace('\\', "\\\\")
+                        .replace('%', "\\%")
+                        .replace('_', "\\_")
+                );
+                let full: Vec<(i64, String, Option<String>)> = by_one_name
+                    .query_map([format!("{gram} "), format!("{gram}!"), surname], |r| {
                         Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                     })
                     .map_err(idx.err(op))?
                     .collect::<Result<_, _>>()
                     .map_err(idx.err(op))?;
+                found.extend(full);
             }
             if found.is_empty() {
                 continue;
@@ -214,6 +227,86 @@ pub(crate) fn which_mention(
         }
     }
     Ok(out)
+}
+
+/// The files that introduce the entities `entities`, or any entity whose name begins
+/// with one of the one-word `given` names ("gurpreet" → "Gurpreet Sandhu"): of the
+/// files mentioning them, those said first, by `created` and then by the earliest
+/// message they cite (`sources: [… #m4]`); the one file that mentions them. Empty
+/// when several mentions have no order (one date and message for all): a person is
+/// introduced where they first come up, and a store that does not say when they came
+/// up says nothing.
+pub(crate) fn introductions(
+    idx: &Index,
+    entities: &[i64],
+    given: &[&str],
+) -> Result<Vec<String>, IndexError> {
+    let op = "entity introductions";
+    let mut ids: Vec<i64> = entities.to_vec();
+    let mut starting = idx
+        .conn
+        .prepare_cached("SELECT id FROM entities WHERE folded > ?1 AND folded < ?2")
+        .map_err(idx.err(op))?;
+    for g in given {
+        let found = starting
+            .query_map([format!("{g} "), format!("{g}!")], |r| r.get::<_, i64>(0))
+            .map_err(idx.err(op))?
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(idx.err(op))?;
+        ids.extend(found);
+    }
+    let mut files = idx
+        .conn
+        .prepare_cached(
+            "SELECT m.path, f.created_unix, f.extra FROM mentions m JOIN files f ON f.path = m.path
+             WHERE m.entity_id = ?1",
+        )
+        .map_err(idx.err(op))?;
+    let mut said: BTreeMap<String, (i64, u32)> = BTreeMap::new();
+    for id in ids {
+        let rows = files
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<i64>>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(idx.err(op))?;
+        for row in rows {
+            let (path, created, extra) = row.map_err(idx.err(op))?;
+            let at = (created.unwrap_or(i64::MAX), first_cited_message(&extra));
+            said.insert(path, at);
+        }
+    }
+    let (Some(first), Some(last)) = (said.values().min(), said.values().max()) else {
+        return Ok(Vec::new());
+    };
+    if said.len() > 1 && first == last {
+        return Ok(Vec::new());
+    }
+    let first = *first;
+    Ok(said
+        .into_iter()
+        .filter(|(_, at)| *at == first)
+        .map(|(p, _)| p)
+        .collect())
+}
+
+/// The earliest message a file cites in `sources:` (`…/session.md#m4` → 4), read
+/// from the unknown-keys JSON the index keeps; 0 when it cites none.
+fn first_cited_message(extra: &str) -> u32 {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(extra)
+    else {
+        return 0;
+    };
+    let Some(serde_json::Value::Array(list)) = map.get("sources") else {
+        return 0;
+    };
+    list.iter()
+        .filter_map(|s| s.as_str()?.rsplit_once("#m")?.1.parse::<u32>().ok())
+        .min()
+        .unwrap_or(0)
 }
 
 /// The entities each of `paths` mentions (ids), for paths that mention any.

@@ -263,6 +263,17 @@ impl Index {
         entity::which_mention(self, entities, paths)
     }
 
+    /// The files that introduce `entities` (or entities whose names begin with one of
+    /// the one-word `given` names): those of their mentions said first. For the read
+    /// path's `introduces` prior; see `entity::introductions`.
+    pub fn introductions(
+        &self,
+        entities: &[i64],
+        given: &[&str],
+    ) -> Result<Vec<String>, IndexError> {
+        entity::introductions(self, entities, given)
+    }
+
     /// The entities (ids) each of `paths` mentions; paths mentioning none are left out.
     pub fn entities_of(&self, paths: &[&str]) -> Result<HashMap<String, Vec<i64>>, IndexError> {
         entity::entities_of(self, paths)

@@ -441,3 +441,88 @@ fn reads_in_one_transaction_see_one_snapshot() {
         1
     );
 }
+
+fn person_memory(title: &str, people: &[&str], created: &str, sources: &str, body: &str) -> String {
+    let ents: Vec<String> = people.iter().map(|p| format!("\"{p} (person)\"")).collect();
+    format!(
+        "---\ntitle: {title}\nentities: [{}]\ncreated: {created}\nsources: [\"{sources}\"]\n---\n{body}\n",
+        ents.join(", ")
+    )
+}
+
+#[test]
+fn a_person_is_found_by_first_name_or_surname_and_introduced_where_first_said() {
+    let (_dir, mut idx) = temp_index();
+    idx.apply(&upserts(
+        "c1",
+        vec![
+            file(
+                "facts/club.md",
+                &person_memory(
+                    "Run club",
+                    &["Odile Perrin"],
+                    "2026-07-07T00:00:00Z",
+                    "sessions/2026-07-07/a.md#m2",
+                    "Coach is Odile Perrin.",
+                ),
+            ),
+            file(
+                "facts/joined.md",
+                &person_memory(
+                    "Joined a club",
+                    &["Odile Perrin"],
+                    "2026-07-07T00:00:00Z",
+                    "sessions/2026-07-07/a.md#m4",
+                    "Odile Perrin again.",
+                ),
+            ),
+            file(
+                "facts/half.md",
+                &person_memory(
+                    "Odile says run a half",
+                    &["Odile"],
+                    "2026-12-01T00:00:00Z",
+                    "sessions/2026-12-01/b.md#m0",
+                    "Odile says run a half.",
+                ),
+            ),
+        ],
+    ))
+    .expect("apply");
+    // The one-word name finds the person it names exactly and the full name it begins.
+    let by_first: Vec<String> = idx
+        .entities_in("who is odile")
+        .expect("lookup")
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert!(by_first.contains(&"Odile".to_owned()), "{by_first:?}");
+    assert!(
+        by_first.contains(&"Odile Perrin".to_owned()),
+        "{by_first:?}"
+    );
+    let by_surname: Vec<String> = idx
+        .entities_in("who's perrin again")
+        .expect("lookup")
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert_eq!(by_surname, vec!["Odile Perrin".to_owned()]);
+    // Introduced where first said: the earlier date, then the earlier message.
+    let ids: Vec<i64> = idx
+        .entities_in("odile")
+        .expect("lookup")
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(
+        idx.introductions(&ids, &[]).expect("introductions"),
+        vec!["facts/club.md".to_owned()]
+    );
+    // A name the store says nothing about introduces nothing.
+    assert!(
+        idx.introductions(&[], &["nobody"])
+            .expect("none")
+            .is_empty()
+    );
+}

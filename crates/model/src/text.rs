@@ -155,6 +155,9 @@ const STOPWORDS: &[&str] = &[
     "of", "in", "on", "at", "to", "for", "with", "from", "by", "about", "as", "into", "onto", "and",
     "or", "but", "if", "than", "then", "so", "not", "no", "nor", "also", "just", "very", "too",
     "up", "out", "over",
+    // adverbs of discourse, in the common English lists (NLTK's): "who's X again"
+    // asks to be told again, it names nothing a memory holds
+    "again",
     // what contractions leave once split (what's → what s, don't → don t, I've → i ve)
     "s", "t", "d", "ll", "ve", "re", "m", "don", "doesn", "didn", "isn", "aren", "wasn", "weren",
     "won", "wouldn", "cannot", "haven", "hasn", "hadn", "shouldn", "couldn",

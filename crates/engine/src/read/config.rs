@@ -74,6 +74,16 @@ pub struct Priors {
     /// it ended.
     #[serde(default = "ended")]
     pub ended: f64,
+    /// The memory that introduces the person or thing a question asks about ("who is
+    /// Femi", "tell me about Gurpreet"): of the memories mentioning it, the one said
+    /// first (`Index::introductions`). Who someone is gets said when they first come
+    /// up; later memories mention them doing things.
+    #[serde(default = "introduces")]
+    pub introduces: f64,
+}
+
+fn introduces() -> f64 {
+    2.0
 }
 
 fn ended() -> f64 {
@@ -231,6 +241,7 @@ impl Default for RetrieveConfig {
                 named_subject: true,
                 says_when: 1.5,
                 ended: ended(),
+                introduces: introduces(),
             },
             semantic: None,
             graph_sources: 3,

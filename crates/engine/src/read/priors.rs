@@ -29,6 +29,7 @@ pub(crate) fn apply(
 ) -> Result<HashMap<String, Vec<String>>> {
     let p = &cfg.priors;
     let named = named_paths(index, &fused[..head], q, cfg)?;
+    let introduced = introductions(index, q, cfg)?;
     let mut applied: HashMap<String, Vec<String>> = HashMap::new();
     for f in fused.iter_mut().take(head) {
         let Some(row) = index.prior_facts(&f.key)? else {
@@ -103,6 +104,9 @@ pub(crate) fn apply(
         if named.contains(&f.key) {
             times(p.named, "named".to_owned());
         }
+        if introduced.contains(&f.key) {
+            times(p.introduces, "introduces".to_owned());
+        }
         if let Some(c) = row.confidence
             && p.confidence > 0.0
         {
@@ -139,4 +143,30 @@ fn named_paths(
     }
     let keys: Vec<&str> = head.iter().map(|f| f.key.as_str()).collect();
     Ok(index.which_mention(&ids, &keys)?.into_iter().collect())
+}
+
+/// The memories that introduce whom an entity question asks about (`introduces`):
+/// the names it gives that pick memories out (not the conversation's speakers) and
+/// are not places, a one-word name also standing for the full names it begins.
+fn introductions(index: &Index, q: &Analysis, cfg: &RetrieveConfig) -> Result<HashSet<String>> {
+    if cfg.priors.introduces == 1.0 || q.shape != Shape::Entity {
+        return Ok(HashSet::new());
+    }
+    // A place is mostly first named in passing ("flew to Kyoto"); people, pets and
+    // organisations are introduced ("my physio, Hana Sato").
+    let asked: Vec<&EntityMatch> = q
+        .entities
+        .iter()
+        .filter(|m| !m.common && m.kind.as_deref() != Some("place"))
+        .collect();
+    if asked.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let ids: Vec<i64> = asked.iter().map(|m| m.id).collect();
+    let given: Vec<&str> = asked
+        .iter()
+        .map(|m| m.alias.as_str())
+        .filter(|a| !a.contains(' '))
+        .collect();
+    Ok(index.introductions(&ids, &given)?.into_iter().collect())
 }
