@@ -581,13 +581,13 @@ impl Store {
     ) -> Result<Vec<Edit<'a>>, StoreError> {
         // Read-modify-write: refuse when another writer changed one of our paths
         // after the base our changes were computed from.
+        let mut trees = read::Trees::new(repo);
         if let Some(b) = part.base
             && parent != Some(b)
         {
             let base_tree = self.tree_of(b)?;
             for path in blobs.keys() {
-                if read::blob_at(repo, base_tree, path)? != read::blob_at(repo, parent_tree, path)?
-                {
+                if trees.blob_at(base_tree, path)? != trees.blob_at(parent_tree, path)? {
                     return Err(StoreError::Stale {
                         path: (*path).to_owned(),
                         base: b.to_string(),
@@ -597,7 +597,7 @@ impl Store {
         }
         let mut edits = Vec::new();
         for (&path, new) in blobs {
-            let old = read::blob_at(repo, parent_tree, path)?;
+            let old = trees.blob_at(parent_tree, path)?;
             if old != *new {
                 edits.push(Edit {
                     path,
@@ -609,13 +609,13 @@ impl Store {
         }
         for e in &edits {
             if e.old.is_none() && e.new.is_some() {
-                if let Some(existing) = read::case_collision(repo, parent_tree, e.path)? {
+                if let Some(existing) = trees.case_collision(parent_tree, e.path)? {
                     return Err(StoreError::CaseCollision {
                         path: e.path.to_owned(),
                         existing,
                     });
                 }
-                if let Some(existing) = read::look_alike(repo, parent_tree, e.path)? {
+                if let Some(existing) = trees.look_alike(parent_tree, e.path)? {
                     return Err(StoreError::LookAlike {
                         path: e.path.to_owned(),
                         existing,
