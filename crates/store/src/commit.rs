@@ -367,6 +367,7 @@ impl Store {
         // to change under it.
         let index_lock = match &workdir {
             Some(root) => {
+                let mut dirs = worktree::Dirs::new(root);
                 for (i, part) in parts.iter().enumerate() {
                     if refused[i].is_some() {
                         continue;
@@ -374,7 +375,7 @@ impl Store {
                     if let Some(e) = part
                         .changes
                         .keys()
-                        .find_map(|path| worktree::check_symlinks(root, path).err())
+                        .find_map(|path| dirs.check_symlinks(path).err())
                     {
                         refused[i] = Some(e);
                     }
@@ -530,11 +531,12 @@ impl Store {
         let mut warnings = Vec::new();
         if let Some(root) = &workdir {
             let mut written = Vec::new();
+            let mut dirs = worktree::Dirs::new(root);
             // Deletions first, so a file replaced by a directory (or the reverse) works.
             let (deletes, writes): (Vec<&Edit<'_>>, Vec<&Edit<'_>>) =
                 edits.iter().partition(|e| e.new.is_none());
             for e in deletes.into_iter().chain(writes) {
-                match worktree::apply(root, e) {
+                match worktree::apply(&mut dirs, e) {
                     Ok(()) => written.push(e.path),
                     Err(err) => {
                         warnings.push(format!("work tree not refreshed for {}: {err}", e.path))
@@ -579,13 +581,13 @@ impl Store {
     ) -> Result<Vec<Edit<'a>>, StoreError> {
         // Read-modify-write: refuse when another writer changed one of our paths
         // after the base our changes were computed from.
+        let mut trees = read::Trees::new(repo);
         if let Some(b) = part.base
             && parent != Some(b)
         {
             let base_tree = self.tree_of(b)?;
             for path in blobs.keys() {
-                if read::blob_at(repo, base_tree, path)? != read::blob_at(repo, parent_tree, path)?
-                {
+                if trees.blob_at(base_tree, path)? != trees.blob_at(parent_tree, path)? {
                     return Err(StoreError::Stale {
                         path: (*path).to_owned(),
                         base: b.to_string(),
@@ -595,7 +597,7 @@ impl Store {
         }
         let mut edits = Vec::new();
         for (&path, new) in blobs {
-            let old = read::blob_at(repo, parent_tree, path)?;
+            let old = trees.blob_at(parent_tree, path)?;
             if old != *new {
                 edits.push(Edit {
                     path,
@@ -607,13 +609,13 @@ impl Store {
         }
         for e in &edits {
             if e.old.is_none() && e.new.is_some() {
-                if let Some(existing) = read::case_collision(repo, parent_tree, e.path)? {
+                if let Some(existing) = trees.case_collision(parent_tree, e.path)? {
                     return Err(StoreError::CaseCollision {
                         path: e.path.to_owned(),
                         existing,
                     });
                 }
-                if let Some(existing) = read::look_alike(repo, parent_tree, e.path)? {
+                if let Some(existing) = trees.look_alike(parent_tree, e.path)? {
                     return Err(StoreError::LookAlike {
                         path: e.path.to_owned(),
                         existing,
@@ -622,8 +624,9 @@ impl Store {
             }
         }
         if let (Some(root), false) = (workdir, part.allow_dirty) {
+            let mut dirs = worktree::Dirs::new(root);
             for e in &edits {
-                if let Some(path) = worktree::dirty(repo, root, e, &edits)? {
+                if let Some(path) = worktree::dirty(repo, &mut dirs, e, &edits)? {
                     return Err(StoreError::Dirty { path });
                 }
             }
@@ -682,17 +685,27 @@ impl Store {
 /// destructor runs) does not block every later write.
 ///
 /// Before taking the lock a writer writes `pending` to a record in `.gitloom/`;
-/// where it can, right after, it replaces that with the lock file's identity (device
-/// and inode); it removes the record when done. Records are only touched under
-/// `.gitloom/write.lock`, so no other gitloom writer is alive mid-commit: a record
-/// left behind means its writer died. The lock is then stale if it is the very file
-/// recorded, or if the writer died while acquiring (`pending`) and the lock file is
-/// no older than the record. A lock held by a `git` process otherwise never
-/// matches and is waited for as before. (Residual risk, accepted: a `git` process
-/// that took the lock in the instant after a gitloom writer died acquiring it loses
-/// its lock, and its own write then fails cleanly.)
+/// where it can, right after, it writes the lock file's identity (device and inode)
+/// to a second record (`<name>.held`) and removes the first; it removes its records
+/// when done. Records are only touched under `.gitloom/write.lock`, so no other
+/// gitloom writer is alive mid-commit: a record left behind means its writer died.
+/// The lock is then stale if it is the very file recorded, or if the writer died
+/// while acquiring (`pending`) and the lock file is no older than the record. A lock
+/// held by a `git` process otherwise never matches and is waited for as before.
+/// (Residual risk, accepted: a `git` process that took the lock in the instant after
+/// a gitloom writer died acquiring it loses its lock, and its own write then fails
+/// cleanly.)
+///
+/// Why two records and not one replaced: on ext4, renaming a file over another
+/// forces the new file's blocks to be allocated (`auto_da_alloc`), so removing it
+/// at the end of the commit freed blocks, and on a disk mounted with `discard`
+/// each freed block is discarded synchronously, a few milliseconds per commit (a
+/// third of an ingestion's waiting on such a disk, measured with `strace -T`). A
+/// record renamed to a free name and removed within the commit never reaches the
+/// disk.
 pub(crate) struct LockOwner {
     record: std::path::PathBuf,
+    held: std::path::PathBuf,
     lock: std::path::PathBuf,
 }
 
@@ -700,7 +713,11 @@ const PENDING: &str = "pending";
 
 impl LockOwner {
     fn new(record: std::path::PathBuf, lock: std::path::PathBuf) -> LockOwner {
-        LockOwner { record, lock }
+        LockOwner {
+            held: record.with_extension("held"),
+            record,
+            lock,
+        }
     }
 
     /// The lock file's device and inode: stable while the file exists (the writer
@@ -721,47 +738,65 @@ impl LockOwner {
         }
     }
 
-    /// Removes `.git/index.lock` if a (dead) gitloom writer left it; then writes
+    /// Whether the records a dead writer left say the lock file is its own. The
+    /// identity record wins over a `pending` one (the writer died between writing
+    /// the one and removing the other); a record holding an identity itself is
+    /// what writers before the `.held` record left.
+    fn left_stale(&self) -> bool {
+        if let Ok(held) = std::fs::read_to_string(&self.held) {
+            return self.identity().as_deref() == Some(held.trim());
+        }
+        let Ok(recorded) = std::fs::read_to_string(&self.record) else {
+            return false;
+        };
+        let recorded = recorded.trim();
+        if recorded == PENDING {
+            let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified());
+            matches!(
+                (modified(&self.record), modified(&self.lock)),
+                (Ok(r), Ok(l)) if l >= r
+            )
+        } else {
+            self.identity().as_deref() == Some(recorded)
+        }
+    }
+
+    /// Removes the lock file if a (dead) gitloom writer left it; then writes
     /// `pending`. Called with the write lock held, just before acquiring.
     fn clear_stale_and_claim(&self) {
-        if let Ok(recorded) = std::fs::read_to_string(&self.record) {
-            let recorded = recorded.trim();
-            let stale = if recorded == PENDING {
-                let modified =
-                    |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified());
-                matches!(
-                    (modified(&self.record), modified(&self.lock)),
-                    (Ok(r), Ok(l)) if l >= r
-                )
-            } else {
-                self.identity().as_deref() == Some(recorded)
-            };
-            if stale {
-                let _ = std::fs::remove_file(&self.lock);
-            }
+        if self.left_stale() {
+            let _ = std::fs::remove_file(&self.lock);
         }
-        self.write_record(PENDING);
+        // A dead writer's identity record would outrank this writer's `pending`.
+        let _ = std::fs::remove_file(&self.held);
+        write_record(&self.record, PENDING);
     }
 
-    /// Replaces the record atomically (a kill mid-write must not leave it empty).
-    /// Best effort: without the record a stale lock is only waited for, as before.
-    fn write_record(&self, content: &str) {
-        let tmp = self.record.with_extension("owner.tmp");
-        if std::fs::write(&tmp, content).is_ok() {
-            let _ = std::fs::rename(&tmp, &self.record);
-        }
-    }
-
-    /// Records the lock just acquired as ours.
+    /// Records the lock just acquired as ours: the identity first, then `pending`
+    /// goes, so a kill between the two leaves the identity to be read.
     fn record(&self) {
         if let Some(id) = self.identity() {
-            self.write_record(&id);
+            write_record(&self.held, &id);
+            let _ = std::fs::remove_file(&self.record);
         }
+    }
+}
+
+/// Writes a record through a temporary file renamed into place (a kill mid-write
+/// must not leave it empty). Best effort: without the record a stale lock is only
+/// waited for, as before.
+fn write_record(path: &std::path::Path, content: &str) {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    if std::fs::write(&tmp, content).is_ok() {
+        let _ = std::fs::rename(&tmp, path);
     }
 }
 
 impl Drop for LockOwner {
     fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.held);
         let _ = std::fs::remove_file(&self.record);
     }
 }
@@ -810,5 +845,86 @@ fn signature(repo: &gix::Repository, time: Option<jiff::Timestamp>) -> gix::acto
         name,
         email,
         time: gix::date::Time::new(t.as_second(), 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owner(dir: &std::path::Path) -> LockOwner {
+        LockOwner::new(dir.join("index-lock.owner"), dir.join("index.lock"))
+    }
+
+    fn exists(dir: &std::path::Path, name: &str) -> bool {
+        dir.join(name).exists()
+    }
+
+    #[test]
+    fn a_lock_its_dead_writer_recorded_is_cleared_and_anothers_is_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        // A writer that took the lock and recorded it, then died (no drop).
+        let dead = owner(d);
+        dead.clear_stale_and_claim();
+        std::fs::write(d.join("index.lock"), "").expect("lock");
+        dead.record();
+        assert!(exists(d, "index-lock.held") && !exists(d, "index-lock.owner"));
+        std::mem::forget(dead);
+        let next = owner(d);
+        next.clear_stale_and_claim();
+        assert!(!exists(d, "index.lock"), "its own lock is stale");
+        assert!(
+            !exists(d, "index-lock.held"),
+            "the dead writer's record went"
+        );
+        drop(next);
+        assert!(!exists(d, "index-lock.owner"));
+
+        // A lock some other process holds (another file than the one recorded).
+        let dead = owner(d);
+        dead.clear_stale_and_claim();
+        std::fs::write(d.join("index.lock"), "").expect("lock");
+        dead.record();
+        std::mem::forget(dead);
+        // Moved aside, not removed, so the new lock cannot reuse its inode.
+        std::fs::rename(d.join("index.lock"), d.join("aside")).expect("mv");
+        std::fs::write(d.join("index.lock"), "git's").expect("git's lock");
+        let next = owner(d);
+        next.clear_stale_and_claim();
+        assert!(
+            exists(d, "index.lock"),
+            "a lock we did not record is waited for"
+        );
+    }
+
+    #[test]
+    fn a_writer_killed_while_acquiring_or_recording_leaves_a_stale_lock_seen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        // Killed after `pending`, with the lock just taken.
+        let dead = owner(d);
+        dead.clear_stale_and_claim();
+        std::fs::write(d.join("index.lock"), "").expect("lock");
+        std::mem::forget(dead);
+        owner(d).clear_stale_and_claim();
+        assert!(!exists(d, "index.lock"));
+        // Killed between writing the identity and removing `pending`.
+        let dead = owner(d);
+        dead.clear_stale_and_claim();
+        std::fs::write(d.join("index.lock"), "").expect("lock");
+        let id = dead.identity().expect("identity");
+        write_record(&dead.held, &id);
+        std::mem::forget(dead);
+        owner(d).clear_stale_and_claim();
+        assert!(!exists(d, "index.lock"));
+        // A record in the one-file form earlier writers left.
+        std::fs::write(d.join("index.lock"), "").expect("lock");
+        let old = owner(d);
+        let id = old.identity().expect("identity");
+        std::fs::write(d.join("index-lock.owner"), &id).expect("record");
+        std::mem::forget(old);
+        owner(d).clear_stale_and_claim();
+        assert!(!exists(d, "index.lock"));
     }
 }

@@ -1,5 +1,8 @@
 //! Reading at a revision: resolve a rev, look up a path, list a tree.
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use gitloom_model::StorePath;
 use gix::ObjectId;
 
@@ -231,79 +234,247 @@ fn parse_when(rev: &str) -> Option<jiff::Timestamp> {
     None
 }
 
-/// The first path in `tree` that differs from `path` only in letter case (at any
-/// component: `facts/Work/x.md` collides with `facts/work/y.md`'s directory), if any.
-/// Two such paths are one file on a case-insensitive file system (macOS, Windows),
-/// where a clone of the store would silently lose one of them.
-pub(crate) fn case_collision(
-    repo: &gix::Repository,
-    tree: ObjectId,
-    path: &str,
-) -> Result<Option<String>, StoreError> {
-    let mut current = Some(tree);
-    let mut prefix = String::new();
-    for part in path.split('/') {
-        let Some(t) = current else {
-            return Ok(None);
-        };
-        let folded = part.to_lowercase();
-        let entries = tree_entries(repo, t)?;
-        if let Some(other) = entries
-            .iter()
-            .find(|e| e.name != part && e.name.to_lowercase() == folded)
-        {
-            return Ok(Some(join(&prefix, &other.name)));
-        }
-        current = entries
-            .iter()
-            .find(|e| e.name == part && e.mode.is_tree())
-            .map(|e| e.id);
-        prefix = join(&prefix, part);
-    }
-    Ok(None)
+/// The trees one commit's checks read, each decoded once, with its names folded to
+/// lower case once. A session's batch names tens of new files in a few topic folders
+/// of hundreds of files; looking each path up, then checking it for case and
+/// look-alike collisions, decoded the same folder three times per path and folded
+/// every name in it twice per path (allocating each). Objects are immutable by id,
+/// so a listing never goes stale.
+pub(crate) struct Trees<'r> {
+    repo: &'r gix::Repository,
+    seen: HashMap<ObjectId, Rc<Listing>>,
 }
 
-/// The existing entry that a new `path` could pass for, component by component: a
-/// name whose letters differ but whose confusable skeleton (UTS #39, over the
-/// lowercased name) is the same, such as Cyrillic `раураl` beside Latin `paypal`.
-/// Only names with a character outside ASCII are compared: between two ASCII names
-/// the skeleton would call `rn` and `m`, or `l` and `1`, the same, which plain
-/// file names are not (case is [`case_collision`]'s).
-pub(crate) fn look_alike(
-    repo: &gix::Repository,
-    tree: ObjectId,
-    path: &str,
-) -> Result<Option<String>, StoreError> {
-    let skeleton = |s: &str| -> String { unicode_security::skeleton(&s.to_lowercase()).collect() };
-    let mut current = Some(tree);
-    let mut prefix = String::new();
-    for part in path.split('/') {
-        let Some(t) = current else {
-            return Ok(None);
-        };
-        let entries = tree_entries(repo, t)?;
-        if entries.iter().all(|e| e.name != part) {
-            let mine = skeleton(part);
-            if let Some(other) = entries.iter().find(|e| {
-                (!part.is_ascii() || !e.name.is_ascii())
-                    && e.name.to_lowercase() != part.to_lowercase()
-                    && skeleton(&e.name) == mine
-            }) {
-                return Ok(Some(join(&prefix, &other.name)));
+/// One tree's entries in git order (names decoded lossily, as [`tree_entries`]
+/// does), each name folded to lower case, and whether it was UTF-8 as stored.
+struct Listing {
+    entries: Vec<Entry>,
+    folded: Vec<String>,
+    utf8: Vec<bool>,
+}
+
+impl Listing {
+    /// The entry named `name` as the collision checks see names (lossily decoded).
+    fn find(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    /// The entry whose stored bytes are `name`'s, as [`blob_at`] matches: a name
+    /// that was not UTF-8 is never a `&str`'s bytes.
+    fn find_exact(&self, name: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .zip(&self.utf8)
+            .find(|(e, utf8)| **utf8 && e.name == name)
+            .map(|(e, _)| e)
+    }
+
+    fn subtree(&self, name: &str) -> Option<ObjectId> {
+        self.entries
+            .iter()
+            .find(|e| e.name == name && e.mode.is_tree())
+            .map(|e| e.id)
+    }
+}
+
+impl<'r> Trees<'r> {
+    pub(crate) fn new(repo: &'r gix::Repository) -> Trees<'r> {
+        Trees {
+            repo,
+            seen: HashMap::new(),
+        }
+    }
+
+    fn listing(&mut self, tree: ObjectId) -> Result<Rc<Listing>, StoreError> {
+        if let Some(l) = self.seen.get(&tree) {
+            return Ok(Rc::clone(l));
+        }
+        let t = self
+            .repo
+            .find_tree(tree)
+            .git(|| format!("cannot read tree {tree}"))?;
+        let decoded = t.decode().git(|| format!("cannot decode tree {tree}"))?;
+        let utf8 = decoded
+            .entries
+            .iter()
+            .map(|e| std::str::from_utf8(e.filename).is_ok())
+            .collect();
+        let entries: Vec<Entry> = decoded
+            .entries
+            .iter()
+            .map(|e| Entry {
+                name: String::from_utf8_lossy(e.filename).into_owned(),
+                mode: e.mode,
+                id: e.oid.to_owned(),
+            })
+            .collect();
+        let folded = entries.iter().map(|e| e.name.to_lowercase()).collect();
+        let listing = Rc::new(Listing {
+            entries,
+            folded,
+            utf8,
+        });
+        self.seen.insert(tree, Rc::clone(&listing));
+        Ok(listing)
+    }
+
+    /// [`blob_at`], from the listings.
+    pub(crate) fn blob_at(
+        &mut self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<ObjectId>, StoreError> {
+        let mut current = tree;
+        let mut parts = path.split('/').peekable();
+        while let Some(part) = parts.next() {
+            let listing = self.listing(current)?;
+            let Some(e) = listing.find_exact(part) else {
+                return Ok(None);
+            };
+            let last = parts.peek().is_none();
+            match (last, e.mode.is_tree()) {
+                (true, false) if !e.mode.is_commit() => return Ok(Some(e.id)),
+                (false, true) => current = e.id,
+                _ => return Ok(None),
             }
         }
-        current = entries
-            .iter()
-            .find(|e| e.name == part && e.mode.is_tree())
-            .map(|e| e.id);
-        prefix = join(&prefix, part);
+        Ok(None)
     }
-    Ok(None)
+
+    /// The first path in `tree` that differs from `path` only in letter case (at
+    /// any component: `facts/Work/x.md` collides with `facts/work/y.md`'s
+    /// directory), if any. Two such paths are one file on a case-insensitive file
+    /// system (macOS, Windows), where a clone of the store would silently lose one
+    /// of them.
+    pub(crate) fn case_collision(
+        &mut self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let mut current = Some(tree);
+        let mut prefix = String::new();
+        for part in path.split('/') {
+            let Some(t) = current else {
+                return Ok(None);
+            };
+            let folded = part.to_lowercase();
+            let listing = self.listing(t)?;
+            if let Some(other) = listing
+                .entries
+                .iter()
+                .zip(&listing.folded)
+                .find(|(e, f)| e.name != part && **f == folded)
+                .map(|(e, _)| e)
+            {
+                return Ok(Some(join(&prefix, &other.name)));
+            }
+            current = listing.subtree(part);
+            prefix = join(&prefix, part);
+        }
+        Ok(None)
+    }
+
+    /// The existing entry that a new `path` could pass for, component by component:
+    /// a name whose letters differ but whose confusable skeleton (UTS #39, over the
+    /// lowercased name) is the same, such as Cyrillic `раураl` beside Latin
+    /// `paypal`. Only names with a character outside ASCII are compared: between
+    /// two ASCII names the skeleton would call `rn` and `m`, or `l` and `1`, the
+    /// same, which plain file names are not (case is
+    /// [`Trees::case_collision`]'s).
+    pub(crate) fn look_alike(
+        &mut self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let skeleton = |folded: &str| -> String { unicode_security::skeleton(folded).collect() };
+        let mut current = Some(tree);
+        let mut prefix = String::new();
+        for part in path.split('/') {
+            let Some(t) = current else {
+                return Ok(None);
+            };
+            let listing = self.listing(t)?;
+            if listing.find(part).is_none() {
+                let folded = part.to_lowercase();
+                let mine = skeleton(&folded);
+                if let Some(other) = listing
+                    .entries
+                    .iter()
+                    .zip(&listing.folded)
+                    .find(|(e, f)| {
+                        (!part.is_ascii() || !e.name.is_ascii())
+                            && **f != folded
+                            && skeleton(f) == mine
+                    })
+                    .map(|(e, _)| e)
+                {
+                    return Ok(Some(join(&prefix, &other.name)));
+                }
+            }
+            current = listing.subtree(part);
+            prefix = join(&prefix, part);
+        }
+        Ok(None)
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_when;
+    use super::{Trees, blob_at, parse_when};
+    use crate::{Batch, Store};
+    use gitloom_model::StorePath;
+
+    #[test]
+    fn the_listings_answer_as_the_trees_do() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::init(dir.path()).expect("init");
+        let mut batch = Batch::new("x");
+        for path in [
+            "facts/work/a.md",
+            "facts/work/b.md",
+            "facts/Home/c.md",
+            "rules/d.md",
+        ] {
+            batch = batch.put(StorePath::parse(path).expect("path"), path);
+        }
+        let out = store.commit(&batch).expect("commit").expect("changed");
+        let repo = store.repo();
+        let mut trees = Trees::new(&repo);
+        for path in [
+            "facts/work/a.md",
+            "facts/work/b.md",
+            "facts/work",
+            "facts/work/z.md",
+            "facts/home/c.md",
+            "rules/d.md",
+            "nowhere/x.md",
+        ] {
+            assert_eq!(
+                trees.blob_at(out.tree, path).expect("listing"),
+                blob_at(&repo, out.tree, path).expect("tree"),
+                "{path}"
+            );
+        }
+        let hit = trees.case_collision(out.tree, "facts/home/e.md");
+        assert_eq!(hit.expect("case").as_deref(), Some("facts/Home"));
+        let hit = trees.case_collision(out.tree, "facts/work/A.md");
+        assert_eq!(hit.expect("case").as_deref(), Some("facts/work/a.md"));
+        assert!(
+            trees
+                .case_collision(out.tree, "facts/work/e.md")
+                .expect("case")
+                .is_none()
+        );
+        // Cyrillic "а" beside Latin "a".
+        let hit = trees.look_alike(out.tree, "facts/work/\u{430}.md");
+        assert_eq!(hit.expect("look-alike").as_deref(), Some("facts/work/a.md"));
+        assert!(
+            trees
+                .look_alike(out.tree, "facts/work/e.md")
+                .expect("look-alike")
+                .is_none()
+        );
+    }
 
     #[test]
     fn dates() {

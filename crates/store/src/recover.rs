@@ -98,14 +98,17 @@ pub(crate) fn refresh_pending(
         .collect();
     let (lock, _owner) = store.acquire_index_lock(repo)?;
     let mut written = Vec::new();
+    // One pass for the dirty checks, one for the writes (see `worktree::Dirs`).
+    let mut checked = worktree::Dirs::new(root);
+    let mut refreshed = worktree::Dirs::new(root);
     for e in &edits {
         sweep_temporaries(root, e.path);
         // Already up to date (the dead writer got this far) or never touched by
         // the user: refresh. Anything else is the user's edit: leave it.
         let current = std::fs::read(root.join(e.path)).ok();
         let up_to_date = current.as_deref() == e.content;
-        if up_to_date || worktree::dirty(repo, root, e, &edits)?.is_none() {
-            if !up_to_date && worktree::apply(root, e).is_err() {
+        if up_to_date || worktree::dirty(repo, &mut checked, e, &edits)?.is_none() {
+            if !up_to_date && worktree::apply(&mut refreshed, e).is_err() {
                 continue;
             }
             written.push(e.path);

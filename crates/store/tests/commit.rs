@@ -391,6 +391,40 @@ fn symlinks_inside_the_store_are_refused_on_every_write() {
     );
 }
 
+/// A folder is checked once per pass, but every path of a batch still is: a link
+/// among many files of one folder refuses the batch, and nothing lands through it.
+#[cfg(unix)]
+#[test]
+fn a_link_among_many_paths_of_one_batch_is_refused() {
+    let (dir, store) = new_store();
+    put(&store, "facts/work/a.md", "a");
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("facts/work/out")).expect("symlink");
+    let mut batch = Batch::new("many");
+    for i in 0..20 {
+        batch = batch.put(sp(&format!("facts/work/m{i}.md")), "m");
+    }
+    batch = batch.put(sp("facts/work/out/evil.md"), "evil");
+    let err = store.commit(&batch).expect_err("refused");
+    assert!(
+        matches!(err, StoreError::Symlink { ref link, .. } if link == "facts/work/out"),
+        "{err}"
+    );
+    assert!(outside.path().read_dir().expect("ls").next().is_none());
+    assert!(!dir.path().join("facts/work/m0.md").exists());
+    // Without the link's path the same files go in, each in place.
+    let mut batch = Batch::new("many");
+    for i in 0..20 {
+        batch = batch.put(sp(&format!("facts/work/m{i}.md")), format!("m{i}"));
+    }
+    store.commit(&batch).expect("commit").expect("changed");
+    for i in 0..20 {
+        let got = std::fs::read_to_string(dir.path().join(format!("facts/work/m{i}.md")));
+        assert_eq!(got.expect("read"), format!("m{i}"));
+    }
+    assert!(outside.path().read_dir().expect("ls").next().is_none());
+}
+
 #[test]
 fn names_that_break_a_clone_or_pass_for_another_are_refused_before_anything_is_written() {
     let (_dir, store) = new_store();
