@@ -796,8 +796,11 @@ static FIRST_PERSON: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         (r"(?i)\bI\b", "\u{1}"),
         (r"(?i)\bmy\b", "\u{1}'s"),
         (r"(?i)\bmine\b", "\u{1}'s"),
-        (r"(?i)\bmyself\b", "\u{1}"),
-        (r"(?i)\bme\b", "\u{1}"),
+        // An object is followed by no verb of the speaker's: its own marker, so the
+        // word after it is not inflected ("cleared me yesterday" is not "cleared
+        // User yesterdays").
+        (r"(?i)\bmyself\b", "\u{2}"),
+        (r"(?i)\bme\b", "\u{2}"),
     ];
     rules
         .iter()
@@ -1004,7 +1007,7 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
             }
         })
         .into_owned();
-    s.replace('\u{1}', who)
+    s.replace(['\u{1}', '\u{2}'], who)
 }
 
 /// Lowercase content words (no stopwords, at least 3 letters), for overlap tests.
@@ -1071,6 +1074,11 @@ mod tests {
         assert_eq!(
             third_person("I start on 10 June, I live alone"),
             "User starts on 10 June, User lives alone"
+        );
+        // The object is no subject: the word after it keeps its form.
+        assert_eq!(
+            third_person("Hana cleared me yesterday morning, I did it myself"),
+            "Hana cleared User yesterday morning, User did it User"
         );
     }
 
