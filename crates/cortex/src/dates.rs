@@ -162,9 +162,14 @@ enum Tense {
     Unknown,
 }
 
-/// ", the 20th" right after a weekday.
-static DAY_AFTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^,?\s+the\s+\d{1,2}(?:st|nd|rd|th)\b").expect("valid"));
+/// ", the 20th", "nov 29" or "(29 November" right after a weekday: the date says
+/// which one.
+static DAY_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)^,?\s+(?:the\s+\d{{1,2}}(?:st|nd|rd|th)\b|\(?(?:{MONTH_RE})\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\(?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{MONTH_RE})\b)"
+    ))
+    .expect("valid")
+});
 
 /// Words that put a clause in the present or future.
 const COMING: &[&str] = &[
@@ -544,5 +549,13 @@ mod tests {
         // Told in the past, or with no tense, the one just gone (as before).
         let (_, f) = resolve("I installed it on the 11th", tue);
         assert_eq!(f[0].date, d("2025-06-11"));
+        // A weekday with its month and day: the date says which one.
+        let (t, f) = resolve("she suggested the harbour 10K on sunday nov 29", tue);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].date, d("2025-11-29"));
+        assert_eq!(t, "she suggested the harbour 10K on sunday nov 29, 2025");
+        let (_, f) = resolve("the party's on Saturday 12 July", tue);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].date, d("2025-07-12"));
     }
 }
