@@ -258,38 +258,47 @@ pub(crate) fn introductions(
     let mut files = idx
         .conn
         .prepare_cached(
-            "SELECT m.path, f.created_unix, f.extra FROM mentions m JOIN files f ON f.path = m.path
+            "SELECT m.path, f.created_unix FROM mentions m JOIN files f ON f.path = m.path
              WHERE m.entity_id = ?1",
         )
         .map_err(idx.err(op))?;
-    let mut said: BTreeMap<String, (i64, u32)> = BTreeMap::new();
+    let mut created: BTreeMap<String, i64> = BTreeMap::new();
     for id in ids {
         let rows = files
             .query_map([id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<i64>>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
+                Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
             })
             .map_err(idx.err(op))?;
         for row in rows {
-            let (path, created, extra) = row.map_err(idx.err(op))?;
-            let at = (created.unwrap_or(i64::MAX), first_cited_message(&extra));
-            said.insert(path, at);
+            let (path, at) = row.map_err(idx.err(op))?;
+            created.insert(path, at.unwrap_or(i64::MAX));
         }
     }
-    let (Some(first), Some(last)) = (said.values().min(), said.values().max()) else {
+    let Some(first_day) = created.values().min().copied() else {
         return Ok(Vec::new());
     };
-    if said.len() > 1 && first == last {
+    // Only the files of the first date are told apart by message: an entity
+    // mentioned in thousands of files costs one JSON read per file of that date.
+    let mut extra = idx
+        .conn
+        .prepare_cached("SELECT extra FROM files WHERE path = ?1")
+        .map_err(idx.err(op))?;
+    let mut said: Vec<(u32, String)> = Vec::new();
+    for (path, _) in created.iter().filter(|(_, at)| **at == first_day) {
+        let json: String = extra.query_row([path], |r| r.get(0)).map_err(idx.err(op))?;
+        said.push((first_cited_message(&json), path.clone()));
+    }
+    let Some(first) = said.iter().map(|(m, _)| *m).min() else {
+        return Ok(Vec::new());
+    };
+    let all_alike = said.len() == created.len() && said.iter().all(|(m, _)| *m == first);
+    if created.len() > 1 && all_alike {
         return Ok(Vec::new());
     }
-    let first = *first;
     Ok(said
         .into_iter()
-        .filter(|(_, at)| *at == first)
-        .map(|(p, _)| p)
+        .filter(|(m, _)| *m == first)
+        .map(|(_, p)| p)
         .collect())
 }
 

@@ -525,4 +525,26 @@ fn a_person_is_found_by_first_name_or_surname_and_introduced_where_first_said() 
             .expect("none")
             .is_empty()
     );
+    // Nor do mentions with no order between them (one date, no messages cited).
+    let same_day = |title: &str| {
+        format!(
+            "---\ntitle: {title}\nentities: [\"Fenna Quill (person)\"]\ncreated: 2026-01-01T00:00:00Z\n---\nFenna Quill.\n"
+        )
+    };
+    idx.apply(&upserts(
+        "c2",
+        vec![
+            file("facts/f1.md", &same_day("One")),
+            file("facts/f2.md", &same_day("Two")),
+        ],
+    ))
+    .expect("apply");
+    let ids: Vec<i64> = idx
+        .entities_in("fenna quill")
+        .expect("lookup")
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids.len(), 1);
+    assert!(idx.introductions(&ids, &[]).expect("unordered").is_empty());
 }
