@@ -397,7 +397,8 @@ fn reused_term_walks_answer_as_fresh_ones() {
     assert_eq!(fresh.1, reused.1);
     assert_eq!(fresh.2, reused.2);
     assert_eq!(fresh.2.len(), 3, "{:?}", fresh.2.keys());
-    assert_eq!(fresh.1["facts/p/t021.md"].matched_terms, ["pottery"]);
+    assert_eq!(fresh.1["facts/p/t022.md"].matched_terms, ["pottery"]);
+    assert_eq!(fresh.1["facts/p/t023.md"].matched_terms, ["river"]);
     assert_eq!(
         fresh.1["facts/p/t024.md"].matched_terms,
         ["kiln", "pottery"]
