@@ -13,13 +13,13 @@
 //! file names the build and commit it reflects; one that is missing or names anything
 //! else is rebuilt from the vector cache by the first query that needs it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use gitloom_embed::{
-    Arena, ArenaMiss, EmbedStats, Embedder, Labels, StoredArena, VectorCache, chunk, embed_cached,
-    max_words_for_tokens,
+    Arena, ArenaMiss, EmbedStats, Embedder, Labels, ScanHit, StoredArena, VectorCache, chunk,
+    embed_cached, max_words_for_tokens,
 };
 use gitloom_index::{EmbedUnit, Index, UnitKind};
 use serde::{Deserialize, Serialize};
@@ -431,33 +431,17 @@ impl Semantic {
             } else {
                 cut.body_floor
             };
-            let mut best: BTreeMap<&str, (f32, &str)> = BTreeMap::new();
-            for h in &hits {
-                let Some((path, label)) = built.labels.get(h.key as usize) else {
-                    continue;
-                };
-                if !keep(path) {
-                    continue;
-                }
-                let e = best.entry(path).or_insert((f32::MIN, label));
-                if h.cosine > e.0 {
-                    *e = (h.cosine, label);
-                }
-            }
-            let mut list: Vec<(String, f32, String)> = best
-                .into_iter()
-                .map(|(p, (c, l))| (p.to_owned(), c, l.to_owned()))
-                .collect();
-            list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let mut list = best_per_path(&built.labels, &hits, keep);
+            list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
             let cosines: Vec<f32> = list.iter().map(|x| x.1).collect();
             let cutoff = adaptive_cutoff(&cosines, floor, cut.margin);
             let below = list.split_off(list.partition_point(|x| x.1 >= cutoff));
             list.truncate(depth);
             if kind == 0 {
-                out.cues = list;
+                out.cues = owned(list);
             } else {
-                out.bodies = list;
-                out.bodies_below = below;
+                out.bodies = owned(list);
+                out.bodies_below = owned(below);
                 out.body_cutoff = cutoff;
             }
         }
@@ -492,6 +476,43 @@ impl Semantic {
         }
         Ok(out)
     }
+}
+
+/// Each kept path's best hit among `hits` (best first, as a scan returns them):
+/// `(path, cosine, label)`, in no particular order. A path's first hit of its
+/// highest cosine gives the label; `keep` is asked once per path, not per hit.
+fn best_per_path<'a>(
+    labels: &'a Labels,
+    hits: &[ScanHit],
+    keep: &dyn Fn(&str) -> bool,
+) -> Vec<(&'a str, f32, &'a str)> {
+    // Path → its place in `best`, or `None` for a path `keep` refused.
+    let mut at: HashMap<&str, Option<usize>> = HashMap::with_capacity(hits.len());
+    let mut best: Vec<(&str, f32, &str)> = Vec::with_capacity(hits.len());
+    for h in hits {
+        let Some((path, label)) = labels.get(h.key as usize) else {
+            continue;
+        };
+        let slot = *at.entry(path).or_insert_with(|| {
+            keep(path).then(|| {
+                best.push((path, f32::MIN, label));
+                best.len() - 1
+            })
+        });
+        if let Some(b) = slot.and_then(|i| best.get_mut(i))
+            && h.cosine > b.1
+        {
+            (b.1, b.2) = (h.cosine, label);
+        }
+    }
+    best
+}
+
+/// A cut list of [`best_per_path`] with its strings owned.
+fn owned(list: Vec<(&str, f32, &str)>) -> Vec<(String, f32, String)> {
+    list.into_iter()
+        .map(|(p, c, l)| (p.to_owned(), c, l.to_owned()))
+        .collect()
 }
 
 /// `max(floor, best - margin * (best - median))` over scores sorted best first: cut

@@ -74,21 +74,10 @@ pub(crate) fn by_path(
     paths: &[&str],
 ) -> Result<HashMap<String, TermMatch>, IndexError> {
     let terms = QueryTerms::parse(text);
-    let mut ids: Vec<(i64, String)> = Vec::with_capacity(paths.len());
-    {
-        let mut st = idx
-            .conn
-            .prepare_cached("SELECT id FROM files WHERE path = ?1")
-            .map_err(idx.err("term matches"))?;
-        for p in paths {
-            if let Some(id) =
-                rusqlite::OptionalExtension::optional(st.query_row([p], |r| r.get::<_, i64>(0)))
-                    .map_err(idx.err("term matches"))?
-            {
-                ids.push((id, (*p).to_owned()));
-            }
-        }
-    }
+    let ids: Vec<(i64, String)> =
+        crate::by_path::rows(idx, paths, "f.id, f.path", "term matches", |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
     let only: Vec<i64> = ids.iter().map(|(id, _)| *id).collect();
     let (mut matched, coverage) = matches(idx, &terms, &only)?;
     Ok(ids

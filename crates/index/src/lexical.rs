@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use gitloom_model::Tier;
-use rusqlite::{OptionalExtension, params_from_iter, types::Value};
+use rusqlite::{params_from_iter, types::Value};
 
 use crate::query::{QueryTerms, quote};
 use crate::{Index, IndexError};
@@ -186,8 +186,9 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     let op = "lexical search";
     // Without filters the FTS table alone is scanned and ranked; path and title are
     // fetched for the survivors only.
-    // Ties are broken on the row id, which is a hash of the path (see `free_id`):
-    // the same in every build of the index, whatever order files were inserted in.
+    // Ranked by `bm25_order` below, ties broken on the row id, which is a hash of the
+    // path (see `free_id`): the same in every build of the index, whatever order files
+    // were inserted in.
     // Without filters the FTS table alone is scanned and ranked; path and title are
     // fetched for the survivors only (a join per match doubles the cost of a query
     // whose terms are in most files).
@@ -196,14 +197,12 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         format!(
             "SELECT fts.rowid, {bm25} AS s FROM fts JOIN files f ON f.id = fts.rowid
              WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
-               AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')
-             ORDER BY s, fts.rowid"
+               AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')"
         )
     } else {
         format!(
             "SELECT rowid, {bm25} AS s FROM fts
-             WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL AND ?4 IS NULL
-             ORDER BY s, rowid"
+             WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL AND ?4 IS NULL"
         )
     };
     let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
@@ -212,7 +211,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     // terms gets the same BM25 under the AND query as under the OR query (same
     // phrases, same statistics), so the all-terms ranking is the any-term ranking
     // restricted to the documents in the (cheap, unscored) all-terms set.
-    let any_rows: Vec<(i64, f64)> = {
+    let mut any_rows: Vec<(i64, f64)> = {
         let rows = st
             .query_map(rusqlite::params![scored, tier, topic, like], |r| {
                 Ok((r.get(0)?, r.get::<_, f64>(1)?))
@@ -220,6 +219,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
             .map_err(idx.err(op))?;
         rows.collect::<Result<_, _>>().map_err(idx.err(op))?
     };
+    bm25_order(&mut any_rows);
     drop(st);
     let all_set: Option<HashSet<i64>> = if terms.terms.len() > 1 {
         let mut st = idx
@@ -299,6 +299,20 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
             }
         })
         .collect())
+}
+
+/// Sorts `(rowid, bm25)` rows as `ORDER BY bm25, rowid` would: lowest (best) BM25
+/// first, ties to the lower row id. Done here rather than in SQL: SQLite's sorter
+/// allocated and copied a record per matching row, about a tenth of a warm
+/// retrieve at 10k memories (BENCHMARKS.md, session 21). SQLite compares REALs by
+/// value (`-0.0 = 0.0`), as `partial_cmp` does; a NaN cannot arrive (SQLite stores
+/// it as NULL, which the row read refuses).
+fn bm25_order(rows: &mut [(i64, f64)]) {
+    rows.sort_unstable_by(|a, b| {
+        a.1.partial_cmp(&b.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(&b.0))
+    });
 }
 
 type Decorations = (
@@ -477,32 +491,25 @@ pub(crate) fn details(
     paths: &[String],
     decor: Decor,
 ) -> Result<HashMap<String, LexicalHit>, IndexError> {
-    let mut cands = Vec::with_capacity(paths.len());
-    {
-        let mut st = idx
-            .conn
-            .prepare_cached("SELECT id, title, summary FROM files WHERE path = ?1")
-            .map_err(idx.err("details"))?;
-        for p in paths {
-            let row: Option<(i64, String, Option<String>)> = st
-                .query_row([p], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .optional()
-                .map_err(idx.err("details"))?;
-            if let Some((id, title, summary)) = row {
-                cands.push((
-                    Cand {
-                        id,
-                        path: p.clone(),
-                        title,
-                        score: 0.0,
-                        any_rank: None,
-                        all_rank: None,
-                    },
-                    summary,
-                ));
-            }
-        }
-    }
+    let cands: Vec<(Cand, Option<String>)> = crate::by_path::rows(
+        idx,
+        paths,
+        "f.id, f.title, f.summary, f.path",
+        "details",
+        |r| {
+            Ok((
+                Cand {
+                    id: r.get(0)?,
+                    path: r.get(3)?,
+                    title: r.get(1)?,
+                    score: 0.0,
+                    any_rank: None,
+                    all_rank: None,
+                },
+                r.get(2)?,
+            ))
+        },
+    )?;
     let terms = QueryTerms::parse(text);
     let (mut matched, mut snippets, mut sections, coverage) = match terms.match_any_with(&idx.vocab)
     {
@@ -542,4 +549,27 @@ pub(crate) fn details(
 pub fn match_strings(text: &str) -> Option<(String, String)> {
     let t = QueryTerms::parse(text);
     Some((t.match_all()?, t.match_any()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bm25_order;
+
+    #[test]
+    fn bm25_order_is_sqlites_order_by_score_then_rowid() {
+        let mut rows = vec![
+            (9, -1.5),
+            (3, -0.25),
+            (7, -1.5),
+            (2, 0.0),
+            (1, -0.0),
+            (5, -3.0),
+        ];
+        bm25_order(&mut rows);
+        // Lowest score first; equal scores (-0.0 equals 0.0, as in SQLite) by row id.
+        assert_eq!(
+            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            [5, 7, 9, 3, 1, 2]
+        );
+    }
 }

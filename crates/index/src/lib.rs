@@ -18,6 +18,7 @@
 //! empty index on [`Index::open`] ([`OpenStatus::Reset`]) rather than reported as an error.
 #![forbid(unsafe_code)]
 
+mod by_path;
 mod coverage;
 mod doc_freq;
 mod entity;
@@ -94,6 +95,9 @@ pub struct Index {
     /// terms. Cleared by every apply here; `PRAGMA data_version` catches commits made
     /// by other connections.
     doc_freq_memo: std::cell::RefCell<Option<doc_freq::Memo>>,
+    /// The rows each full-text expression matched over a rowid range, kept for the
+    /// length of one read transaction ([`Index::read`], `ranged.rs`).
+    range_memo: std::cell::RefCell<ranged::RangeMemo>,
     /// Term aliases widening lexical queries (`vocab.rs`), set by the engine from the
     /// store's `vocab/` files, with the key (the `vocab/` tree id) they were read at,
     /// and the root tree they were last checked against.
@@ -224,7 +228,10 @@ impl Index {
             .execute_batch("BEGIN")
             .map_err(self.err(op))
             .map_err(E::from)?;
+        // The snapshot is fixed until COMMIT: full-text walks may be reused until then.
+        self.range_memo.borrow_mut().open();
         let out = f(self);
+        self.range_memo.borrow_mut().close();
         // Ending a transaction that only read cannot lose anything; its error is
         // reported only when the reads themselves succeeded.
         let end = self.conn.execute_batch("COMMIT");

@@ -340,3 +340,67 @@ fn terms_in_most_files_are_not_scored_but_change_no_ranking() {
     let hits = idx.lexical(&q("caroline", 5)).expect("search");
     assert_eq!(hits.len(), 5);
 }
+
+/// Inside one read transaction the rows a term matched over the candidates' range are
+/// reused for later asks whose ids lie in that range (`ranged.rs`): what they answer
+/// must equal fresh reads outside a transaction, for a subset, for ids outside the
+/// first range, for paths not indexed and for a path asked twice.
+#[test]
+fn reused_term_walks_answer_as_fresh_ones() {
+    let (_dir, mut idx) = temp_index();
+    let mut files = Vec::new();
+    for i in 0..60 {
+        let body = match i % 3 {
+            0 => format!("The kiln fired pottery on day {i}."),
+            1 => format!("Pottery glaze notes, batch {i}."),
+            _ => format!("A walk by the river on day {i}."),
+        };
+        files.push(simple(
+            &format!("facts/p/t{i:03}.md"),
+            &format!("turn {i}"),
+            &body,
+        ));
+    }
+    idx.apply(&upserts("c1", files)).expect("apply");
+    let all: Vec<String> = (0..60).map(|i| format!("facts/p/t{i:03}.md")).collect();
+    let query = "kiln pottery river";
+    // Every ask of the read path, in its order: coverage of a wide candidate set,
+    // then the judged head (a subset), then a few files from the edges and a path
+    // that is not indexed, one asked twice.
+    let wide: Vec<&str> = all[10..50].iter().map(String::as_str).collect();
+    let head: Vec<String> = all[20..30].to_vec();
+    let mut edges: Vec<String> = vec![
+        all[0].clone(),
+        all[59].clone(),
+        all[25].clone(),
+        all[25].clone(),
+        "facts/p/none.md".to_owned(),
+    ];
+    edges.sort();
+    let fresh = (
+        idx.term_matches(query, &wide).expect("terms"),
+        idx.lexical_details(query, &head, Decor::Terms)
+            .expect("head"),
+        idx.lexical_details(query, &edges, Decor::Terms)
+            .expect("edges"),
+    );
+    let reused = idx
+        .read(|idx| -> Result<_, gitloom_index::IndexError> {
+            Ok((
+                idx.term_matches(query, &wide)?,
+                idx.lexical_details(query, &head, Decor::Terms)?,
+                idx.lexical_details(query, &edges, Decor::Terms)?,
+            ))
+        })
+        .expect("read");
+    assert_eq!(fresh.0, reused.0);
+    assert_eq!(fresh.1, reused.1);
+    assert_eq!(fresh.2, reused.2);
+    assert_eq!(fresh.2.len(), 3, "{:?}", fresh.2.keys());
+    assert_eq!(fresh.1["facts/p/t022.md"].matched_terms, ["pottery"]);
+    assert_eq!(fresh.1["facts/p/t023.md"].matched_terms, ["river"]);
+    assert_eq!(
+        fresh.1["facts/p/t024.md"].matched_terms,
+        ["kiln", "pottery"]
+    );
+}
