@@ -2,7 +2,9 @@
 //!
 //! Per message of a speaker (the user's messages; in a conversation between named
 //! people, everyone's): split into sentences and clauses ([`speech`]); drop what only
-//! keeps the conversation going, questions and requests to the assistant; resolve dates
+//! keeps the conversation going and questions to the assistant (a request is kept: what
+//! someone asks for says what they want, plan or do: "remind me in October to post it",
+//! a recipe's "add the rice and 2.5 cups of stock"); resolve dates
 //! against the session's day; decide each sentence's subject ([`subject`]): a name it
 //! is about, the subject before it when it refers back ("she", "it"), else the speaker.
 //! Sentences of one message about one subject (and, for the speaker, one topic) make
@@ -246,16 +248,11 @@ impl Extractor for OfflineExtractor {
             let mut lead_in: Option<(String, String)> = None;
             // The names of the clause before, for a relative clause after it.
             let mut clause_before: Vec<Spotted> = Vec::new();
-            // A request that hands over what the speaker says ("write it up as a
-            // runbook: 1) … 2) …") is kept for what it holds.
-            let acts: Vec<Act> = clauses
-                .iter()
-                .map(|c| match speech::act(c, addressed) {
-                    Act::Request if speech::hands_over(c) => Act::Statement,
-                    a => a,
-                })
-                .collect();
-            let kept = |a: Act| !matches!(a, Act::Chatter | Act::Question | Act::Request);
+            // A request is kept as what the speaker said: "can you do me a revision plan
+            // for the drug calcs section" is the only place the section is named, "remind
+            // me in October to post it" is a plan, a recipe's imperatives are its steps.
+            let acts: Vec<Act> = clauses.iter().map(|c| speech::act(c, addressed)).collect();
+            let kept = |a: Act| !matches!(a, Act::Chatter | Act::Question);
             for (ci, clause) in clauses.iter().enumerate() {
                 let clause = clause.clone();
                 let act = acts[ci];
@@ -269,9 +266,9 @@ impl Extractor for OfflineExtractor {
                 let opens_on_name = spots.iter().any(|s| s.at == 0 && s.prep.is_none());
                 let short = ws.len() <= 4
                     && !clause.contains(|c: char| c.is_ascii_digit())
-                    && act == Act::Statement
-                    // Something kept must follow: "three nights starting tonight. can
-                    // you remember how i prep" leads into a request, which is dropped.
+                    && matches!(act, Act::Statement | Act::Request)
+                    // Something kept must follow: "three nights starting tonight. how
+                    // long do i sleep before?" leads into a question, which is dropped.
                     && acts[ci + 1..].iter().any(|a| kept(*a))
                     && ws
                         .first()
@@ -344,7 +341,7 @@ impl Extractor for OfflineExtractor {
                         (Subject::Entity(e), Some(last))
                             if link == Link::Continued
                                 && matches!(e.kind.as_deref(), Some("person" | "pet"))
-                                && act == Act::Statement
+                                && matches!(act, Act::Statement | Act::Request)
                                 && last.subject == subj
                                 && topic.is_some()
                                 && last.topic.is_some()
@@ -972,14 +969,37 @@ mod tests {
 
     #[test]
     fn a_lead_in_with_nothing_kept_after_it_is_kept_alone() {
-        // The request after it is dropped; the fragment is all the speaker said.
+        // The question after it is dropped; the fragment is all the speaker said.
         let facts = extract_turns(&[
             (
                 "user",
-                "three nights starting tonight. can you remember how i prep",
+                "three nights starting tonight. how long should i sleep before?",
             ),
-            ("assistant", "Of course."),
+            ("assistant", "About four hours."),
         ]);
         about(&facts, "Three nights starting");
+        assert!(
+            !facts.iter().any(|f| f.body.contains("sleep")),
+            "{facts:#?}"
+        );
+    }
+
+    #[test]
+    fn a_request_is_kept_as_what_the_speaker_said() {
+        // What someone asks for says what they want or plan, and may be the only place
+        // a thing is named.
+        let facts = extract_turns(&[
+            (
+                "user",
+                "can you do me a revision plan for the drug calcs section? you know the rule",
+            ),
+            ("assistant", "Here it is."),
+            (
+                "user",
+                "Rose wants a real art set. Remind me at the start of October to post it.",
+            ),
+        ]);
+        about(&facts, "drug calcs section");
+        about(&facts, "start of October");
     }
 }

@@ -14,7 +14,8 @@ pub enum Act {
     Rule,
     /// Asks the assistant something.
     Question,
-    /// Asks the assistant to do something now ("help me draft the postmortem").
+    /// Asks the assistant to do something ("help me draft the postmortem"). Kept as
+    /// what the speaker said: what someone asks for says what they want or plan.
     Request,
     /// Greetings, thanks, acknowledgements: nothing to keep.
     Chatter,
@@ -577,16 +578,6 @@ pub fn clauses(sentence: &str) -> Vec<String> {
         .collect()
 }
 
-/// True when a request hands over material of the speaker's after a colon ("write the
-/// restore as a runbook: 1) fresh node … 2) …", "note for future me: members get 45
-/// min per trip"): what follows the colon is what they said, to be kept like any
-/// statement. Four words or more, so "do this:" or "translate:" hand over nothing.
-pub fn hands_over(request: &str) -> bool {
-    request
-        .split_once(':')
-        .is_some_and(|(_, material)| words(material).len() >= 4)
-}
-
 /// What `sentence` (cleaned) does. `addressed`: the conversation has an assistant (a
 /// `you` is the assistant); in a conversation between people a `you` is the other.
 pub fn act(sentence: &str, addressed: bool) -> Act {
@@ -706,19 +697,6 @@ mod tests {
         );
         // Lower case, or too short a form, is not taken for the name.
         assert_eq!(v("ca, that looks amazing"), "ca, that looks amazing");
-    }
-
-    #[test]
-    fn a_request_may_hand_over_what_the_speaker_says() {
-        let runbook =
-            "write the restore as a runbook: 1) fresh node from the image 2) stop the database";
-        assert_eq!(act(runbook, true), Act::Request);
-        assert!(hands_over(runbook));
-        assert!(hands_over(
-            "note for future me: members get 45 min per trip"
-        ));
-        assert!(!hands_over("draft the postmortem for me"));
-        assert!(!hands_over("translate this: merci"));
     }
 
     #[test]
