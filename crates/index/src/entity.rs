@@ -80,6 +80,11 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
         .conn
         .prepare_cached("SELECT count(*) FROM mentions WHERE entity_id = ?1")
         .map_err(idx.err(op))?;
+    let vocab = if words.len() >= LONG_TEXT {
+        Some(vocabulary(idx)?)
+    } else {
+        None
+    };
     let mut seen = HashSet::new();
     for n in (1..=4.min(words.len())).rev() {
         for start in 0..=words.len() - n {
@@ -88,6 +93,11 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
             }
             let gram = words[start..start + n].join(" ");
             if n == 1 && (gram.len() < 3 || is_stopword(&gram)) {
+                continue;
+            }
+            if let Some(v) = &vocab
+                && !words[start..start + n].iter().all(|w| v.knows(w))
+            {
                 continue;
             }
             let mut found: Vec<(i64, String, Option<String>)> = exact
@@ -145,6 +155,52 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
         }
     }
     Ok(out)
+}
+
+/// Texts of this many words or more (a session's transcript, looked up whole during
+/// ingestion) are first held against the entity tables' words: every one of their
+/// n-grams would otherwise cost up to three SQL lookups, one of them a `LIKE` scan,
+/// while one scan of the tables lets the n-grams naming nothing be skipped. A query
+/// (a few words) is cheaper looked up directly.
+const LONG_TEXT: usize = 64;
+
+/// Every word of every entity's folded name and of every lookup key, ASCII
+/// lower-cased (as SQLite's `LIKE` compares).
+struct Vocabulary(HashSet<String>);
+
+impl Vocabulary {
+    /// Whether `word` can be part of a name the entity lookups would find. Each of
+    /// them needs it as a whole word of a folded name or key: `folded = gram` and
+    /// `key = gram` match whole names, the first-name range `(w , w!)` selects names
+    /// whose first word is `w`, and `LIKE '% w'` names whose last word is `w`
+    /// (ASCII case aside, hence the folding on both sides). So a gram with a word
+    /// not in here finds nothing, and skipping it changes no result.
+    fn knows(&self, word: &str) -> bool {
+        if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.0.contains(&word.to_ascii_lowercase())
+        } else {
+            self.0.contains(word)
+        }
+    }
+}
+
+fn vocabulary(idx: &Index) -> Result<Vocabulary, IndexError> {
+    let op = "entity vocabulary";
+    let mut words = HashSet::new();
+    let mut names = idx
+        .conn
+        .prepare_cached("SELECT folded FROM entities UNION ALL SELECT key FROM entity_keys")
+        .map_err(idx.err(op))?;
+    let mut rows = names.query([]).map_err(idx.err(op))?;
+    while let Some(row) = rows.next().map_err(idx.err(op))? {
+        let name: String = row.get(0).map_err(idx.err(op))?;
+        for w in name.split(' ') {
+            if !words.contains(w) {
+                words.insert(w.to_ascii_lowercase());
+            }
+        }
+    }
+    Ok(Vocabulary(words))
 }
 
 /// The entity arm over entities already found in a query (see [`entities_in`]).

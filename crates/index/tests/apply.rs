@@ -547,4 +547,26 @@ fn a_person_is_found_by_first_name_or_surname_and_introduced_where_first_said() 
         .collect();
     assert_eq!(ids.len(), 1);
     assert!(idx.introductions(&ids, &[]).expect("unordered").is_empty());
+    // A long text (a session's transcript) is held against the entity tables' words
+    // first; each name is found in it as in a short text of its own, at its place.
+    let filler = "we talked about the weather and the garden for a while ".repeat(8);
+    let long = format!("{filler} then PERRIN came, {filler} and fenna quill and odile");
+    assert!(long.split_whitespace().count() >= 64);
+    let found: Vec<(String, String)> = idx
+        .entities_in(&long)
+        .expect("long lookup")
+        .into_iter()
+        .map(|m| (m.name, m.alias))
+        .collect();
+    // Longer names first, then by place; a person found once, by the first words
+    // that named them.
+    let mut expected: Vec<(String, String)> = Vec::new();
+    for short in ["fenna quill", "perrin", "odile"] {
+        for m in idx.entities_in(short).expect("short lookup") {
+            if !expected.iter().any(|(n, _)| *n == m.name) {
+                expected.push((m.name, m.alias));
+            }
+        }
+    }
+    assert_eq!(found, expected);
 }
