@@ -2,8 +2,8 @@
 //! mention them (plan item R12).
 //!
 //! Query n-grams (up to four words, case- and diacritic-folded) are looked up in
-//! the entity table; a person is also found by first name or surname alone ("arjun"
-//! or "nair" → Arjun Nair), the way people refer to people they know.
+//! the entity table; a person is also found by first name or surname alone ("alex"
+//! or "park" → Alex Park), the way people refer to people they know.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -113,10 +113,10 @@ pub(crate) fn entities_in(idx: &Index, query: &str) -> Result<Vec<EntityMatch>, 
                     .map_err(idx.err(op))?;
             }
             if n == 1 {
-                // "arjun " < folded < "arjun!" selects names starting with the word,
-                // "% nair" names ending with it. A first name or a surname also stands
+                // "alex " < folded < "alex!" selects names starting with the word,
+                // "% park" names ending with it. A first name or a surname also stands
                 // for the full names it begins or ends where the store knows both
-                // ("Ollie" in one memory, "Ollie Brennan" in another): one person,
+                // ("Alex" in one memory, "Alex Park" in another): one person,
                 // named both ways.
                 let surname = format!(
                     "% {}",
@@ -286,7 +286,7 @@ pub(crate) fn which_mention(
 }
 
 /// The files that introduce the entities `entities`, or any entity whose name begins
-/// with one of the one-word `given` names ("gurpreet" → "Gurpreet Sandhu"): of the
+/// with one of the one-word `given` names ("alex" → "Alex Park"): of the
 /// files mentioning them, those said first, by `created` and then by the earliest
 /// message they cite (`sources: [… #m4]`); the one file that mentions them. Empty
 /// when several mentions have no order (one date and message for all): a person is

@@ -488,8 +488,8 @@ impl Extractor for OfflineExtractor {
     }
 }
 
-/// Spots inside a longer spot at the same place are the same name ("Ollie" in
-/// "Ollie Brennan").
+/// Spots inside a longer spot at the same place are the same name ("Alex" in
+/// "Alex Park").
 fn dedup_spots(mut spots: Vec<Spotted>) -> Vec<Spotted> {
     spots.sort_by(|a, b| a.at.cmp(&b.at).then(b.name.len().cmp(&a.name.len())));
     let mut out: Vec<Spotted> = Vec::new();
@@ -702,7 +702,7 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
         });
     }
     // The subject is the first entity, whether or not the sentences name it ("he's
-    // been in Kyoto since 2023" is about Arjun).
+    // been in Lisbon since 2023" is about Alex).
     if subject != "User" {
         let e = match entities
             .iter()

@@ -75,7 +75,7 @@ pub struct Priors {
     #[serde(default = "ended")]
     pub ended: f64,
     /// The memory that introduces the person or thing a question asks about ("who is
-    /// Femi", "tell me about Gurpreet"): of the memories mentioning it, the one said
+    /// Sam", "tell me about Alex"): of the memories mentioning it, the one said
     /// first (`Index::introductions`). Who someone is gets said when they first come
     /// up; later memories mention them doing things.
     #[serde(default = "introduces")]

@@ -152,8 +152,8 @@ fn introductions(index: &Index, q: &Analysis, cfg: &RetrieveConfig) -> Result<Ha
     if cfg.priors.introduces == 1.0 || q.shape != Shape::Entity {
         return Ok(HashSet::new());
     }
-    // A place is mostly first named in passing ("flew to Kyoto"); people, pets and
-    // organisations are introduced ("my physio, Hana Sato").
+    // A place is mostly first named in passing ("flew to Lisbon"); people, pets and
+    // organisations are introduced ("my physio, Jo Park").
     let asked: Vec<&EntityMatch> = q
         .entities
         .iter()
