@@ -144,6 +144,18 @@ fn weekday_rel(anchor: Date, which: &str, wd: Weekday) -> Date {
     anchor.checked_add(delta.days()).unwrap_or(anchor)
 }
 
+/// A resolved date as people write it, "20 June 2025": the words a question about it
+/// uses ("in June", "last summer's trip on the 20th") and an embedder reads, where an
+/// ISO date holds none of them. The date itself goes to `valid_from` and `timeline`.
+fn spoken(d: Date) -> String {
+    let month = MONTHS[(d.month() - 1) as usize];
+    let mut month = month.to_owned();
+    if let Some(f) = month.get_mut(..1) {
+        f.make_ascii_uppercase();
+    }
+    format!("{} {month} {}", d.day(), d.year())
+}
+
 /// What the words around a date say about it.
 #[derive(Debug, Clone, Copy)]
 struct Context {
@@ -324,9 +336,9 @@ fn interpret(
         };
         let coarse = !u.eq_ignore_ascii_case("day");
         let text = if coarse {
-            format!("around {date}")
+            format!("around {}", spoken(date))
         } else {
-            format!("on {date}")
+            format!("on {}", spoken(date))
         };
         return Some((date, coarse, Some(text)));
     }
@@ -350,7 +362,7 @@ fn interpret(
         } else {
             name
         };
-        return Some((date, false, Some(format!("on {wd} {date}"))));
+        return Some((date, false, Some(format!("on {wd} {}", spoken(date)))));
     }
     if let (Some(rel), Some(u)) = (g("rel_u"), g("rel_uu")) {
         let rel = rel.to_lowercase();
@@ -389,14 +401,14 @@ fn interpret(
                     },
                     Weekday::Saturday,
                 );
-                (d, false, Some(format!("on the weekend of {d}")))
+                (d, false, Some(format!("on the weekend of {}", spoken(d))))
             }
             _ => {
                 let d = anchor.checked_add((7 * sign).days()).ok()?;
                 let text = match sign {
-                    1 => format!("in the week after {anchor}"),
-                    -1 => format!("in the week before {anchor}"),
-                    _ => format!("in the week of {anchor}"),
+                    1 => format!("in the week after {}", spoken(anchor)),
+                    -1 => format!("in the week before {}", spoken(anchor)),
+                    _ => format!("in the week of {}", spoken(anchor)),
                 };
                 (d, true, Some(text))
             }
@@ -406,7 +418,7 @@ fn interpret(
         let day: i8 = n.parse().ok()?;
         if let Some(m) = month {
             let date = Date::new(m.year(), m.month(), day).ok()?;
-            return Some((date, false, Some(format!("{date}"))));
+            return Some((date, false, Some(spoken(date))));
         }
         let this_month = Date::new(anchor.year(), anchor.month(), day).ok();
         let date = match this_month {
@@ -423,7 +435,7 @@ fn interpret(
                 Date::new(prev.year(), prev.month(), day).ok()?
             }
         };
-        return Some((date, false, Some(format!("{date}"))));
+        return Some((date, false, Some(spoken(date))));
     }
     if let Some(w) = g("word") {
         let w = w.to_lowercase();
@@ -437,7 +449,7 @@ fn interpret(
             0
         };
         let date = anchor.checked_add(offset.days()).ok()?;
-        return Some((date, false, Some(format!("on {date}"))));
+        return Some((date, false, Some(format!("on {}", spoken(date)))));
     }
     if let Some(y) = g("yr") {
         let date = Date::new(y.parse().ok()?, 1, 1).ok()?;
@@ -458,7 +470,7 @@ mod tests {
     fn relative_dates_are_resolved_against_the_session() {
         let a = d("2026-05-28");
         let (t, f) = resolve("I start on 10 June. Tomorrow is my last day.", a);
-        assert_eq!(t, "I start on 10 June 2026. on 2026-05-29 is my last day.");
+        assert_eq!(t, "I start on 10 June 2026. on 29 May 2026 is my last day.");
         assert_eq!(f[0].date, d("2026-06-10"));
         assert_eq!(f[1].date, d("2026-05-29"));
         let (t, f) = resolve("we fly next October", d("2026-07-02"));
@@ -467,7 +479,7 @@ mod tests {
         let (_, f) = resolve("next October", d("2026-11-02"));
         assert_eq!(f[0].date, d("2027-10-01"));
         let (t, _) = resolve("I installed it on the 11th", d("2026-06-18"));
-        assert_eq!(t, "I installed it on 2026-06-11");
+        assert_eq!(t, "I installed it on 11 June 2026");
         let (_, f) = resolve("the intercom broke on 19 May", d("2026-06-02"));
         assert_eq!(f[0].date, d("2026-05-19"));
         let (_, f) = resolve("I got her on 8 November last year", d("2026-05-20"));
@@ -476,9 +488,12 @@ mod tests {
             "out 8 October, landing the morning of the 9th",
             d("2026-07-02"),
         );
-        assert_eq!(t, "out 8 October 2026, landing the morning of 2026-10-09");
+        assert_eq!(
+            t,
+            "out 8 October 2026, landing the morning of 9 October 2026"
+        );
         let (t, _) = resolve("two weeks ago", d("2026-06-15"));
-        assert_eq!(t, "around 2026-06-01");
+        assert_eq!(t, "around 1 June 2026");
         let (_, f) = resolve("born 14 March 1994, in Berlin since March 2022", a);
         assert_eq!(f[0].date, d("1994-03-14"));
         assert_eq!(f[1].date, d("2022-03-01"));
@@ -524,7 +539,10 @@ mod tests {
         let tue = d("2025-06-24");
         let (t, f) = resolve("Caroline went to a poetry reading last Fri.", tue);
         assert_eq!(f[0].date, d("2025-06-20"));
-        assert_eq!(t, "Caroline went to a poetry reading on Friday 2025-06-20.");
+        assert_eq!(
+            t,
+            "Caroline went to a poetry reading on Friday 20 June 2025."
+        );
         let (_, f) = resolve("The plumber comes next Thurs", tue);
         assert_eq!(f[0].date, d("2025-06-26"));
         let (_, f) = resolve("We met on Sat and it rained", tue);
@@ -540,7 +558,7 @@ mod tests {
         let (t, f) = resolve("I picked it up on Friday, the 20th, at the dealer.", tue);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].date, d("2025-06-20"));
-        assert_eq!(t, "I picked it up on Friday, 2025-06-20, at the dealer.");
+        assert_eq!(t, "I picked it up on Friday, 20 June 2025, at the dealer.");
         // A day said alone in a clause about what is to come is the coming one.
         let (_, f) = resolve("My scan is on the 27th", tue);
         assert_eq!(f[0].date, d("2025-06-27"));

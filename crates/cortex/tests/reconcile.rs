@@ -78,7 +78,11 @@ fn a_new_employer_supersedes_the_old_and_corrections_are_marked() {
         Some("2025-12-01")
     );
     // "yesterday" was resolved against the session.
-    assert!(initech.body.contains("on 2025-11-19"), "{}", initech.body);
+    assert!(
+        initech.body.contains("on 19 November 2025"),
+        "{}",
+        initech.body
+    );
 
     let priya = r.sessions[3]
         .paths
@@ -145,7 +149,7 @@ fn an_unresolvable_reference_is_kept_and_flagged() {
     );
     let m = read(&engine, &r.flagged[0].path);
     assert!(
-        m.body.contains("help her move on Saturday 2025-01-11"),
+        m.body.contains("help her move on Saturday 11 January 2025"),
         "{}",
         m.body
     );

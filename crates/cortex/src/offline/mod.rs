@@ -245,7 +245,9 @@ impl Extractor for OfflineExtractor {
                 .collect();
             // A short lead-in ("Sad news from Kerry.", "Big news:") goes with the
             // statement after it rather than standing alone.
-            let mut lead_in: Option<(String, String)> = None;
+            // Its names go with it: "The Renault is here! I picked it up on Friday" is a
+            // memory about the Renault, though only the lead-in names it.
+            let mut lead_in: Option<(String, String, Vec<Spotted>)> = None;
             // The names of the clause before, for a relative clause after it.
             let mut clause_before: Vec<Spotted> = Vec::new();
             // A request is kept as what the speaker said: "can you do me a revision plan
@@ -279,11 +281,11 @@ impl Extractor for OfflineExtractor {
                     // ("Dr Lindgren this morning. She says…").
                     genders.learn(&clause, &spots);
                     named_person |= name_persons(&mut persons, &spots, mi);
-                    clause_before = spots;
+                    clause_before.clone_from(&spots);
                     let said =
                         subject::third_person(&clause, &speaker, other.as_deref(), addressed);
                     let (resolved, _) = dates::resolve(&said, anchor);
-                    lead_in = Some((clause.clone(), capitalise(&resolved)));
+                    lead_in = Some((clause.clone(), capitalise(&resolved), spots));
                     continue;
                 }
                 {
@@ -402,7 +404,8 @@ impl Extractor for OfflineExtractor {
                         u.dates.push((*f, resolved.clone()));
                     }
                     employment(u, &clause, &found, anchor);
-                    for s in &spots {
+                    let lead_spots = lead_in.as_ref().map_or(&[][..], |(_, _, l)| &l[..]);
+                    for s in spots.iter().chain(lead_spots) {
                         if !u
                             .entities
                             .iter()
@@ -423,7 +426,7 @@ impl Extractor for OfflineExtractor {
                             u.unresolved.push(w.norm.clone());
                         }
                     }
-                    if let Some((raw, said)) = lead_in.take() {
+                    if let Some((raw, said, _)) = lead_in.take() {
                         if u.sentences.is_empty() {
                             u.lead += 1;
                         }
@@ -965,6 +968,20 @@ mod tests {
             ("user", "yusra moved out today. i miss her already."),
         ]);
         assert_eq!(about(&facts, "moved out").subject, "Yusra", "{facts:#?}");
+    }
+
+    #[test]
+    fn a_lead_in_names_what_the_memory_is_about() {
+        // Only the lead-in names the van; the sentence it leads into says "it".
+        let facts = extract_turns(&[
+            (
+                "user",
+                "The Transit is here! I picked it up on Friday at the depot.",
+            ),
+            ("assistant", "Congratulations."),
+        ]);
+        let f = about(&facts, "picked it up");
+        assert!(f.entities.iter().any(|e| e.name == "Transit"), "{facts:#?}");
     }
 
     #[test]
