@@ -115,12 +115,30 @@ fn closest_year(anchor: Date, month: i8, day: i8) -> Option<Date> {
         .min_by_key(|d| (*d - anchor).get_days().abs())
 }
 
-fn year_shift(rel: Option<&str>, anchor: Date, month: i8, day: i8) -> Option<Date> {
+/// The year of a day and month said without one: as `rel` says ("last year"), else
+/// the closest such day, unless the clause is in the future and the closest has
+/// gone ("Rose will be 7 on 14 October", said in January, is the coming October,
+/// nine months off). A past form says less: "she suggested the 10K on 29 November"
+/// is a past suggestion of a coming race.
+fn year_shift(
+    rel: Option<&str>,
+    anchor: Date,
+    month: i8,
+    day: i8,
+    way: Option<Tense>,
+) -> Option<Date> {
     let y = match rel.map(str::to_lowercase).as_deref() {
         Some("last") => anchor.year() - 1,
         Some("next") => anchor.year() + 1,
         Some(_) => anchor.year(),
-        None => return closest_year(anchor, month, day),
+        None => {
+            let closest = closest_year(anchor, month, day)?;
+            let shift = match way {
+                Some(Tense::Coming) if closest < anchor => 1,
+                _ => 0,
+            };
+            return Date::new(closest.year() + shift, month, day).ok();
+        }
     };
     Date::new(y, month, day).ok()
 }
@@ -162,6 +180,9 @@ struct Context {
     tense: Tense,
     /// A day of the month follows the match ("Friday, the 20th").
     day_follows: bool,
+    /// `Some(Coming)` when the clause is plainly in the future ("will", "going
+    /// to"), not a present that may point either way ("my birthday is 3 May").
+    way: Option<Tense>,
 }
 
 /// The tense of the clause a date is said in, as far as its auxiliaries and
@@ -210,6 +231,29 @@ fn clause_tense(before: &str, after: &str) -> Tense {
     }
 }
 
+/// Words that put a clause in the future, whatever else it says.
+const FUTURE: &[&str] = &["will", "ll", "shall", "gonna"];
+
+/// `Some(Coming)` when the clause a date sits in is in the future ("will", "'ll",
+/// "gonna", "going to"); `None` otherwise, a present ("is", "has been … since")
+/// pointing either way.
+fn clause_way(before: &str, after: &str) -> Option<Tense> {
+    let start = before
+        .rfind(CLAUSE_END)
+        .map_or(before, |i| &before[i + 1..]);
+    let end = after.find(CLAUSE_END).map_or(after, |i| &after[..i]);
+    let clause = format!("{start} {end}");
+    let words: Vec<String> = gitloom_model::words(&clause)
+        .into_iter()
+        .flat_map(|w| std::iter::once(w.norm).chain(w.clitic))
+        .collect();
+    let future = words.iter().enumerate().any(|(i, w)| {
+        FUTURE.contains(&w.as_str())
+            || (w == "going" && words.get(i + 1).is_some_and(|n| n == "to"))
+    });
+    future.then_some(Tense::Coming)
+}
+
 /// What ends a clause for [`clause_tense`]: a sentence break or a semicolon.
 const CLAUSE_END: [char; 5] = ['.', '!', '?', ';', '\n'];
 
@@ -247,6 +291,7 @@ pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
         let context = Context {
             tense: clause_tense(&text[..start], &text[end..]),
             day_follows: DAY_AFTER.is_match(&text[end..]),
+            way: clause_way(&text[..start], &text[end..]),
         };
         match interpret(c, anchor, month, context) {
             Some((date, coarse, rewrite)) => {
@@ -277,7 +322,7 @@ fn interpret(
         return Some(match g("dm_y").and_then(|y| y.parse::<i16>().ok()) {
             Some(y) => (Date::new(y, month, day).ok()?, false, None),
             None => {
-                let date = year_shift(g("dm_rel"), anchor, month, day)?;
+                let date = year_shift(g("dm_rel"), anchor, month, day, context.way)?;
                 (date, false, Some(format!("{d} {m} {}", date.year())))
             }
         });
@@ -287,7 +332,7 @@ fn interpret(
         return Some(match g("md_y").and_then(|y| y.parse::<i16>().ok()) {
             Some(y) => (Date::new(y, month, day).ok()?, false, None),
             None => {
-                let date = year_shift(g("md_rel"), anchor, month, day)?;
+                let date = year_shift(g("md_rel"), anchor, month, day, context.way)?;
                 (date, false, Some(format!("{m} {d}, {}", date.year())))
             }
         });
@@ -499,6 +544,25 @@ mod tests {
         assert_eq!(f[1].date, d("2022-03-01"));
         let (t, f) = resolve("I may come", a);
         assert_eq!((t.as_str(), f.len()), ("I may come", 0));
+    }
+
+    #[test]
+    fn a_day_said_without_its_year_lies_the_way_the_clause_says() {
+        let jan = d("2025-01-21");
+        // The closest 14 October is last year's; "will be" says the coming one.
+        let (t, f) = resolve("Rose is 6 and will be 7 on 14 October.", jan);
+        assert_eq!(f[0].date, d("2025-10-14"));
+        assert_eq!(t, "Rose is 6 and will be 7 on 14 October 2025.");
+        let (_, f) = resolve("we're going to visit on October 14", jan);
+        assert_eq!(f[0].date, d("2025-10-14"));
+        // A past form may be another verb's: the closest, as before.
+        let (_, f) = resolve("she suggested the 10K on 29 November", d("2025-06-24"));
+        assert_eq!(f[0].date, d("2025-11-29"));
+        // A present says nothing of its way: the closest, as before.
+        let (_, f) = resolve("my birthday is 14 October", jan);
+        assert_eq!(f[0].date, d("2024-10-14"));
+        let (_, f) = resolve("it has been broken since 19 May", d("2026-06-02"));
+        assert_eq!(f[0].date, d("2026-05-19"));
     }
 
     #[test]
