@@ -159,6 +159,25 @@ fn bench_size(n: usize, all_arms: bool) {
         .map(|(k, v)| format!("{k} {:.2}", median(v)))
         .collect();
     println!("|  | stage p50s (ms): {} |", parts.join(", "));
+    // For a profiler: `GITLOOM_BENCH_PROFILE_PASSES=N` runs N more passes over the
+    // queries after the table, announced on stderr with the process id so that
+    // `perf record -p` can attach to the warm read path alone.
+    let passes: usize = std::env::var("GITLOOM_BENCH_PROFILE_PASSES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if passes > 0 {
+        eprintln!("profile passes: pid {}", std::process::id());
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        for _ in 0..passes {
+            for q in &queries {
+                engine
+                    .retrieve(&RetrieveRequest::new(q.as_str()))
+                    .expect("retrieve");
+            }
+        }
+        eprintln!("profile passes: done");
+    }
 }
 
 fn main() {

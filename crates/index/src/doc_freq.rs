@@ -11,13 +11,33 @@
 //! into a temporary FTS5 table with the same tokenizer (so the stem is exactly the
 //! one in the index — no second stemmer to drift from SQLite's), then looked up in an
 //! `fts5vocab` view of the main table. Both tables live in `temp`, per connection.
+//!
+//! Each term's frequency is kept ([`Memo`]) with the database version it was read
+//! at: one query asks for its terms three times (ranking, coverage, judging), and
+//! queries share terms. A term's frequency depends on the term and the index alone
+//! (not on the other terms asked with it), so a kept one is what a fresh read would
+//! give while the version holds.
+
+use std::collections::HashMap;
 
 use rusqlite::OptionalExtension;
 
 use crate::{Index, IndexError};
 
-/// (database version, terms, their document frequencies, file count).
-pub(crate) type Memo = (i64, Vec<String>, Vec<u64>, u64);
+/// Terms kept at most; past it the memo starts over (a long-lived server sees an
+/// open-ended vocabulary of queries).
+const MEMO_TERMS: usize = 4096;
+
+/// Document frequencies and the file count read at one database version.
+#[derive(Debug)]
+pub(crate) struct Memo {
+    /// `PRAGMA data_version` when these were read.
+    version: i64,
+    /// The number of files in the index.
+    files: u64,
+    /// Per term (as asked), the number of files holding it.
+    dfs: HashMap<String, u64>,
+}
 
 const TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
 
@@ -39,20 +59,49 @@ fn ensure_tables(idx: &Index) -> rusqlite::Result<()> {
 pub(crate) fn doc_freqs(idx: &Index, terms: &[String]) -> Result<(Vec<u64>, u64), IndexError> {
     let version: i64 = idx
         .conn
-        .query_row("PRAGMA data_version", [], |r| r.get(0))
+        .prepare_cached("PRAGMA data_version")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
         .map_err(idx.err("term frequencies"))?;
-    if let Some((v, t, dfs, n)) = idx.doc_freq_memo.borrow().as_ref()
-        && *v == version
-        && t.as_slice() == terms
-    {
-        return Ok((dfs.clone(), *n));
+    let mut memo = idx.doc_freq_memo.borrow_mut();
+    // Another connection committed (or this one applied a batch, which drops the
+    // memo), or the memo is full: start over.
+    let kept = match memo.take() {
+        Some(m) if m.version == version && m.dfs.len() <= MEMO_TERMS => m,
+        _ => Memo {
+            version,
+            files: file_count(idx)?,
+            dfs: HashMap::new(),
+        },
+    };
+    let m = memo.insert(kept);
+    let missing: Vec<String> = terms
+        .iter()
+        .filter(|t| !m.dfs.contains_key(*t))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        let got = lookup(idx, &missing)?;
+        m.dfs.extend(missing.into_iter().zip(got));
     }
-    let (dfs, n) = lookup(idx, terms)?;
-    *idx.doc_freq_memo.borrow_mut() = Some((version, terms.to_vec(), dfs.clone(), n));
-    Ok((dfs, n))
+    let dfs = terms
+        .iter()
+        .map(|t| m.dfs.get(t).copied().unwrap_or(0))
+        .collect();
+    Ok((dfs, m.files))
 }
 
-fn lookup(idx: &Index, terms: &[String]) -> Result<(Vec<u64>, u64), IndexError> {
+/// The number of files in the index.
+fn file_count(idx: &Index) -> Result<u64, IndexError> {
+    let n: i64 = idx
+        .conn
+        .prepare_cached("SELECT count(*) FROM files")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(idx.err("term frequencies"))?;
+    Ok(n.max(0) as u64)
+}
+
+/// Each term's document frequency, read from the index (no memo).
+fn lookup(idx: &Index, terms: &[String]) -> Result<Vec<u64>, IndexError> {
     let op = "term frequencies";
     ensure_tables(idx).map_err(idx.err(op))?;
     let c = &idx.conn;
@@ -94,9 +143,5 @@ fn lookup(idx: &Index, terms: &[String]) -> Result<(Vec<u64>, u64), IndexError> 
             *d = 0;
         }
     }
-    let n: i64 = c
-        .prepare_cached("SELECT count(*) FROM files")
-        .and_then(|mut s| s.query_row([], |r| r.get(0)))
-        .map_err(idx.err(op))?;
-    Ok((dfs, n.max(0) as u64))
+    Ok(dfs)
 }

@@ -268,13 +268,31 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         return Ok(Vec::new());
     }
     {
+        // Path and title of every survivor in one statement (the ids as one JSON
+        // array, each an index probe), not one statement per survivor.
+        let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
+        let json = serde_json::to_string(&ids).map_err(|e| IndexError::Invalid {
+            path: idx.path.clone(),
+            message: format!("{op}: {e}"),
+        })?;
         let mut st = idx
             .conn
-            .prepare_cached("SELECT path, title FROM files WHERE id = ?1")
+            .prepare_cached(
+                "SELECT f.id, f.path, f.title FROM json_each(?1) AS j
+                 CROSS JOIN files AS f ON f.id = j.value",
+            )
+            .map_err(idx.err(op))?;
+        let mut named: HashMap<i64, (String, String)> = st
+            .query_map([json], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+            .map_err(idx.err(op))?
+            .collect::<Result<_, _>>()
             .map_err(idx.err(op))?;
         for c in &mut cands {
-            (c.path, c.title) = st
-                .query_row([c.id], |r| Ok((r.get(0)?, r.get(1)?)))
+            // A full-text row always has its `files` row (one transaction writes
+            // both); were one missing, this fails as the lookup of it alone did.
+            (c.path, c.title) = named
+                .remove(&c.id)
+                .ok_or(rusqlite::Error::QueryReturnedNoRows)
                 .map_err(idx.err(op))?;
         }
     }

@@ -90,10 +90,10 @@ pub struct Index {
     fail_after: Option<usize>,
     /// The temporary vocabulary tables of `doc_freq.rs` exist on this connection.
     vocab_ready: std::cell::Cell<bool>,
-    /// The last terms' document frequencies and file count, with the database
-    /// version they were read at: ranking and decorating one query ask for the same
-    /// terms. Cleared by every apply here; `PRAGMA data_version` catches commits made
-    /// by other connections.
+    /// Document frequencies per term and the file count, with the database version
+    /// they were read at: ranking, coverage and judging ask for one query's terms,
+    /// and queries share terms. Cleared by every apply here; `PRAGMA data_version`
+    /// catches commits made by other connections.
     doc_freq_memo: std::cell::RefCell<Option<doc_freq::Memo>>,
     /// The rows each full-text expression matched over a rowid range, kept for the
     /// length of one read transaction ([`Index::read`], `ranged.rs`).

@@ -12,8 +12,6 @@
 //! the first. The snapshot cannot change inside the transaction, so neither can
 //! the answer; the memo is dropped when the transaction ends.
 
-use std::collections::HashSet;
-
 use crate::{Index, IndexError};
 
 /// A full-text table of the index.
@@ -91,24 +89,20 @@ pub(crate) fn matching(
     let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
         return Ok(vec![Vec::new(); exprs.len()]);
     };
-    let wanted: HashSet<i64> = ids.iter().copied().collect();
+    // Sorted, for a binary search per matched row (cheaper than hashing each one).
+    let mut wanted: Vec<i64> = ids.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let is_wanted = |id: &i64| wanted.binary_search(id).is_ok();
     let mut out = Vec::with_capacity(exprs.len());
     for e in exprs {
         let memo = idx.range_memo.borrow();
         let got = match memo.find(table, e, lo, hi) {
-            Some(rows) => rows
-                .iter()
-                .copied()
-                .filter(|id| wanted.contains(id))
-                .collect(),
+            Some(rows) => rows.iter().copied().filter(is_wanted).collect(),
             None => {
                 drop(memo);
                 let rows = walk(idx, table, e, lo, hi, op)?;
-                let got = rows
-                    .iter()
-                    .copied()
-                    .filter(|id| wanted.contains(id))
-                    .collect();
+                let got = rows.iter().copied().filter(is_wanted).collect();
                 idx.range_memo.borrow_mut().keep(Walked {
                     table,
                     expr: e.clone(),

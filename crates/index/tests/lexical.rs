@@ -404,3 +404,81 @@ fn reused_term_walks_answer_as_fresh_ones() {
         ["kiln", "pottery"]
     );
 }
+
+/// Document frequencies are kept per term with the database version they were read
+/// at (`doc_freq.rs`): coverage (IDF-weighted) and the lexical ranking read through
+/// the memo must equal those of a fresh connection, for terms asked before in other
+/// company, after this connection applies a batch, and after another connection
+/// commits one.
+#[test]
+fn kept_document_frequencies_answer_as_fresh_ones() {
+    use gitloom_index::Index;
+    let (_dir, mut idx) = temp_index();
+    let mut files = Vec::new();
+    for i in 0..80 {
+        let body = match i % 4 {
+            0 => format!("The kiln fired pottery on day {i}."),
+            1 => format!("Pottery glaze notes, batch {i}."),
+            2 => format!("A walk by the river with the kiln crew, day {i}."),
+            _ => format!("River pottery market, stall {i}."),
+        };
+        files.push(simple(
+            &format!("facts/p/t{i:03}.md"),
+            &format!("turn {i}"),
+            &body,
+        ));
+    }
+    idx.apply(&upserts("c1", files)).expect("apply");
+    let paths: Vec<String> = (0..80).map(|i| format!("facts/p/t{i:03}.md")).collect();
+    let some: Vec<&str> = paths.iter().step_by(3).map(String::as_str).collect();
+    let path = idx.path().to_path_buf();
+    let check = |idx: &Index, label: &str| {
+        let (fresh, _) = Index::open(&path).expect("fresh connection");
+        for query in [
+            "kiln pottery",
+            "pottery river glaze",
+            "river kiln market walk",
+            "kiln",
+        ] {
+            assert_eq!(
+                idx.term_matches(query, &some).expect("kept"),
+                fresh.term_matches(query, &some).expect("fresh"),
+                "{label}: {query}"
+            );
+            assert_eq!(
+                idx.lexical(&q(query, 20)).expect("kept"),
+                fresh.lexical(&q(query, 20)).expect("fresh"),
+                "{label}: {query}"
+            );
+        }
+    };
+    check(&idx, "first asks");
+    check(&idx, "asked again");
+    // This connection applies a batch: the river files gain "glaze", the kiln ones go.
+    let mut more = Vec::new();
+    for i in (2..80).step_by(4) {
+        more.push(simple(
+            &format!("facts/p/t{i:03}.md"),
+            &format!("turn {i}"),
+            &format!("River glaze, day {i}."),
+        ));
+    }
+    idx.apply(&upserts("c2", more)).expect("apply");
+    let gone: Vec<&str> = paths.iter().step_by(4).map(String::as_str).collect();
+    idx.apply(&removals("c3", &gone)).expect("remove");
+    check(&idx, "after this connection's batches");
+    // Another connection commits: this one's memo must not survive it.
+    {
+        let (mut other, _) = Index::open(&path).expect("second connection");
+        let mut kilns = Vec::new();
+        for i in 100..140 {
+            kilns.push(simple(
+                &format!("facts/k/t{i:03}.md"),
+                &format!("turn {i}"),
+                &format!("Kiln market glaze, day {i}."),
+            ));
+        }
+        other.apply(&upserts("c4", kilns)).expect("apply elsewhere");
+    }
+    check(&idx, "after another connection's commit");
+}
