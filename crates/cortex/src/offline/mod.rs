@@ -397,6 +397,11 @@ impl Extractor for OfflineExtractor {
                     if u.topic.is_none() {
                         u.topic = topic;
                     }
+                    // "Yvette …. Yvette Girardin …": the memory takes the fuller name.
+                    if u.subject.same_person(&subj) {
+                        u.subject = std::mem::replace(&mut u.subject, Subject::Speaker)
+                            .fuller(subj.clone());
+                    }
                     if u.sentences.contains(&resolved) {
                         continue;
                     }
@@ -545,7 +550,7 @@ fn place(
 ) -> Option<usize> {
     let last = units.len().checked_sub(1)?;
     let u = &units[last];
-    if u.subject != *subj {
+    if u.subject != *subj && !u.subject.same_person(subj) {
         return None;
     }
     match (u.act, act) {
@@ -968,6 +973,28 @@ mod tests {
             ("user", "yusra moved out today. i miss her already."),
         ]);
         assert_eq!(about(&facts, "moved out").subject, "Yusra", "{facts:#?}");
+    }
+
+    #[test]
+    fn a_person_named_twice_in_a_row_is_one_subject() {
+        // A first name, then the full name: one person, one memory, the fuller name.
+        let facts = extract_turns(&[
+            (
+                "user",
+                "Yvette downstairs will feed the cat. Yvette Girardin, on the ground floor, has my key.",
+            ),
+            ("assistant", "Good."),
+        ]);
+        let f = about(&facts, "feed the cat");
+        assert!(f.body.contains("has User's key"), "{facts:#?}");
+        assert_eq!(f.subject, "Yvette Girardin", "{facts:#?}");
+        // Two people who only share a word that is neither's whole name stay apart.
+        let facts = extract_turns(&[
+            ("user", "Anna Berg is my dentist. Anna Kowalski is my boss."),
+            ("assistant", "Noted."),
+        ]);
+        assert_eq!(about(&facts, "dentist").subject, "Anna Berg", "{facts:#?}");
+        assert_eq!(about(&facts, "boss").subject, "Anna Kowalski", "{facts:#?}");
     }
 
     #[test]

@@ -43,12 +43,65 @@ impl Link {
 }
 
 /// What a sentence is about.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Subject {
     /// The speaker themselves.
     Speaker,
     /// A named entity.
     Entity(Spotted),
+}
+
+impl Subject {
+    /// The same person named in full once and by one of those names once ("Yvette
+    /// downstairs will feed Pangur. Yvette Girardin, on the ground floor, has my
+    /// key"): a one-word name that is the first or last word of the other, both
+    /// persons (or of no known kind). For clauses said one after the other only:
+    /// further apart, two people may share a first name.
+    pub fn same_person(&self, other: &Subject) -> bool {
+        let (Subject::Entity(a), Subject::Entity(b)) = (self, other) else {
+            return false;
+        };
+        let personal = |e: &Spotted| e.kind.is_none() || e.is_person();
+        if !personal(a) || !personal(b) {
+            return false;
+        }
+        let (fa, fb) = (
+            gitloom_model::fold_name(&a.name),
+            gitloom_model::fold_name(&b.name),
+        );
+        let (short, long) = if fa.len() <= fb.len() {
+            (fa, fb)
+        } else {
+            (fb, fa)
+        };
+        let words: Vec<&str> = long.split(' ').collect();
+        !short.contains(' ')
+            && words.len() > 1
+            && (words.first() == Some(&short.as_str()) || words.last() == Some(&short.as_str()))
+    }
+
+    /// Of two names for one person, the fuller.
+    pub fn fuller(self, other: Subject) -> Subject {
+        match (&self, &other) {
+            (Subject::Entity(a), Subject::Entity(b)) if b.name.len() > a.name.len() => other,
+            _ => self,
+        }
+    }
+}
+
+/// One subject is another when it names the same entity, wherever in its sentence
+/// the name stood: "Yvette will feed Pangur. Then Yvette takes the key" is about one
+/// person, though the name is the first word of one clause and the second of the other.
+impl PartialEq for Subject {
+    fn eq(&self, other: &Subject) -> bool {
+        match (self, other) {
+            (Subject::Speaker, Subject::Speaker) => true,
+            (Subject::Entity(a), Subject::Entity(b)) => {
+                gitloom_model::fold_name(&a.name) == gitloom_model::fold_name(&b.name)
+            }
+            _ => false,
+        }
+    }
 }
 
 const FIRST_PERSON: &[&str] = &[
