@@ -245,9 +245,7 @@ impl Extractor for OfflineExtractor {
                 .collect();
             // A short lead-in ("Sad news from Kerry.", "Big news:") goes with the
             // statement after it rather than standing alone.
-            // Its names go with it: "The Renault is here! I picked it up on Friday" is a
-            // memory about the Renault, though only the lead-in names it.
-            let mut lead_in: Option<(String, String, Vec<Spotted>)> = None;
+            let mut lead_in: Option<(String, String)> = None;
             // The names of the clause before, for a relative clause after it.
             let mut clause_before: Vec<Spotted> = Vec::new();
             // A request is kept as what the speaker said: "can you do me a revision plan
@@ -285,7 +283,7 @@ impl Extractor for OfflineExtractor {
                     let said =
                         subject::third_person(&clause, &speaker, other.as_deref(), addressed);
                     let (resolved, _) = dates::resolve(&said, anchor);
-                    lead_in = Some((clause.clone(), capitalise(&resolved), spots));
+                    lead_in = Some((clause.clone(), capitalise(&resolved)));
                     continue;
                 }
                 {
@@ -409,8 +407,7 @@ impl Extractor for OfflineExtractor {
                         u.dates.push((*f, resolved.clone()));
                     }
                     employment(u, &clause, &found, anchor);
-                    let lead_spots = lead_in.as_ref().map_or(&[][..], |(_, _, l)| &l[..]);
-                    for s in spots.iter().chain(lead_spots) {
+                    for s in &spots {
                         if !u
                             .entities
                             .iter()
@@ -431,7 +428,7 @@ impl Extractor for OfflineExtractor {
                             u.unresolved.push(w.norm.clone());
                         }
                     }
-                    if let Some((raw, said, _)) = lead_in.take() {
+                    if let Some((raw, said)) = lead_in.take() {
                         if u.sentences.is_empty() {
                             u.lead += 1;
                         }
@@ -995,20 +992,6 @@ mod tests {
         ]);
         assert_eq!(about(&facts, "dentist").subject, "Anna Berg", "{facts:#?}");
         assert_eq!(about(&facts, "boss").subject, "Anna Kowalski", "{facts:#?}");
-    }
-
-    #[test]
-    fn a_lead_in_names_what_the_memory_is_about() {
-        // Only the lead-in names the van; the sentence it leads into says "it".
-        let facts = extract_turns(&[
-            (
-                "user",
-                "The Transit is here! I picked it up on Friday at the depot.",
-            ),
-            ("assistant", "Congratulations."),
-        ]);
-        let f = about(&facts, "picked it up");
-        assert!(f.entities.iter().any(|e| e.name == "Transit"), "{facts:#?}");
     }
 
     #[test]
