@@ -264,8 +264,11 @@ impl Extractor for OfflineExtractor {
                 // "yusra moved out today" names its subject first: a statement, however
                 // short, not a lead-in to the next one.
                 let opens_on_name = spots.iter().any(|s| s.at == 0 && s.prep.is_none());
-                let short = ws.len() <= 4
-                    && !clause.contains(|c: char| c.is_ascii_digit())
+                // A label before a colon ("one more thing while I think of it:")
+                // leads in too, as long as a short sentence would.
+                let label = clause.trim_end().ends_with(':') && ws.len() <= 8;
+                let short = (ws.len() <= 4 && !clause.contains(|c: char| c.is_ascii_digit())
+                    || label)
                     && matches!(act, Act::Statement | Act::Request)
                     // Something kept must follow: "three nights starting tonight. how
                     // long do i sleep before?" leads into a question, which is dropped.
@@ -317,6 +320,23 @@ impl Extractor for OfflineExtractor {
                         };
                         subject::of(&clause, &spots, &cx)
                     };
+                    if link == Link::Pronoun
+                        && let Subject::Entity(e) = &subj
+                        && let Some(g) = ws
+                            .iter()
+                            .find(|w| subject::is_pronoun(&w.with_clitic()))
+                            .and_then(|w| gender::Gender::of_pronoun(&w.norm))
+                    {
+                        // "… he interviewed me with Rhiannon, she's the educator": once
+                        // a "he" is read as a person, a "she" further on is someone else.
+                        if e.is_person() {
+                            genders.referred(&e.name, g);
+                        }
+                        // "suya had her booster. she's 4.9kg": whoever a "she" is, the
+                        // session names them, so its other pronouns are not flagged for
+                        // reconciliation to fill from other memories' people.
+                        named_person = true;
+                    }
                     // The last person named, for a "he" or "she" further on; none when
                     // the clause ends on someone it does not name ("sent mum her
                     // money. she's doing better": not the friend named before).
@@ -992,6 +1012,67 @@ mod tests {
         ]);
         assert_eq!(about(&facts, "dentist").subject, "Anna Berg", "{facts:#?}");
         assert_eq!(about(&facts, "boss").subject, "Anna Kowalski", "{facts:#?}");
+    }
+
+    #[test]
+    fn a_rule_after_a_label_or_a_word_of_lead_in_is_a_rule() {
+        let facts = extract_turns(&[
+            (
+                "user",
+                "Good. One more thing while I think of it: never book anything for me on a Thursday morning. Thursday is market day.",
+            ),
+            ("assistant", "Noted."),
+            ("user", "random but always give drug doses in mg"),
+            ("assistant", "Will do."),
+        ]);
+        let thursday = about(&facts, "ever book anything");
+        assert_eq!(thursday.tier, Tier::Rules, "{facts:#?}");
+        assert!(
+            thursday.title.starts_with("Never book anything"),
+            "{facts:#?}"
+        );
+        let doses = about(&facts, "drug doses");
+        assert_eq!(doses.tier, Tier::Rules, "{facts:#?}");
+        assert!(!doses.title.contains("andom"), "{facts:#?}");
+    }
+
+    #[test]
+    fn a_pronoun_read_as_one_person_is_not_another_of_the_other_gender() {
+        // "he" is Tomasz; the "she" after the comma is Rhiannon, not Tomasz again.
+        let facts = extract_turns(&[
+            (
+                "user",
+                "Tomasz Wilk is one of the charge nurses. He interviewed me with Rhiannon Pugh, she's the practice educator.",
+            ),
+            ("assistant", "Good luck."),
+        ]);
+        assert_eq!(
+            about(&facts, "practice educator").subject,
+            "Rhiannon Pugh",
+            "{facts:#?}"
+        );
+    }
+
+    #[test]
+    fn a_pronoun_for_someone_the_session_names_is_not_flagged() {
+        // Suya (a cat, but nothing here says so) is the "she"; the "her" of the next
+        // message is not left for reconciliation to give to a person of another memory.
+        let facts = extract_turns(&[
+            ("user", "hiya. i live in a flat with Suya."),
+            ("assistant", "Nice."),
+            (
+                "user",
+                "suya had her booster monday at the vets. she's 4.9kg and a bit chunky",
+            ),
+            ("assistant", "Poor Suya."),
+            (
+                "user",
+                "also the vet showed me a trick for her worming tablet: give her a bit of chicken first",
+            ),
+            ("assistant", "Saved."),
+        ]);
+        let f = about(&facts, "worming tablet");
+        assert!(f.unresolved.is_empty(), "{facts:#?}");
     }
 
     #[test]

@@ -505,11 +505,20 @@ pub fn clauses(sentence: &str) -> Vec<String> {
                     && w.clitic.is_none()
                     && ws.get(i + 1).is_some_and(|n| n.norm.len() > 2));
         let semicolon = i > 0 && (gap.contains([';', '—']) || comma_clause);
-        if !(joins || semicolon) || i < 3 || ws.len() - i < 3 {
+        // A rule after a label or a word of lead-in ("one more thing while I think of
+        // it: never book anything on a Thursday", "random but always give doses in
+        // mg") opens a clause of its own, however short what comes before it.
+        let opens_rule = |n: Option<&Word>| {
+            n.is_some_and(|n| matches!(norm_of(n).as_str(), "never" | "always" | "don't"))
+        };
+        let colon = i > 0 && gap.contains(':') && opens_rule(Some(w));
+        let rule_next = colon || (joins && opens_rule(ws.get(i + 1)));
+        if !(joins || semicolon || colon) || (i < 3 && !rule_next) || i == 0 || ws.len() - i < 3 {
             continue;
         }
         let next = if semicolon { Some(w) } else { ws.get(i + 1) };
-        let starts = comma_clause
+        let starts = colon
+            || comma_clause
             || joins
                 && next.is_some_and(|n| {
                     n.clitic.is_some() && !matches!(n.norm.as_str(), "it" | "that" | "what")
@@ -731,6 +740,28 @@ mod tests {
         assert_eq!(
             clauses("we went to sintra and had lunch there"),
             vec!["we went to sintra and had lunch there"]
+        );
+        // A rule after a label or a word of lead-in, however short.
+        assert_eq!(
+            clauses("One more thing while I think of it: never book anything on a Thursday"),
+            vec![
+                "One more thing while I think of it:",
+                "never book anything on a Thursday"
+            ]
+        );
+        assert_eq!(
+            clauses("random but always give drug doses in mg"),
+            vec!["random", "always give drug doses in mg"]
+        );
+        // A colon before anything else is no cut ("work news: i'm switching teams"
+        // is one statement), nor is a short start before a plain clause.
+        assert_eq!(
+            clauses("work news: i'm switching teams"),
+            vec!["work news: i'm switching teams"]
+        );
+        assert_eq!(
+            clauses("ok but we went to sintra"),
+            vec!["ok but we went to sintra"]
         );
     }
 
