@@ -834,6 +834,34 @@ fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
     );
 }
 
+#[test]
+fn a_named_memory_holding_some_of_the_question_is_ranked_and_one_holding_none_refused() {
+    let files = [(
+        "facts/people/jonah.md",
+        "---\ntitle: Jonah, my colleague\nentities: [\"Jonah (person)\"]\n---\nJonah is on the platform team; he led the Kafka migration, done on 3 March.\n",
+    )];
+    let (_dir, engine) = lexical_store(
+        &files,
+        &["bike", "garden", "violin", "chess", "bread", "kayak"],
+    );
+    // Most of the question is not in the memory ("days", "take", "wrap"), but the
+    // migration is: the memory is the answer's best evidence, not a near miss.
+    let q = "how many days did it take jonah to wrap up the kafka migration";
+    assert_eq!(top(&engine, q, 1), ["facts/people/jonah.md"]);
+    // Refusing every hit under the share, as before, abstains.
+    let mut engine = engine;
+    let mut old = engine.config().clone();
+    old.anchor_refuse = 0.0;
+    engine.set_config(old);
+    assert!(top(&engine, q, 1).is_empty());
+    engine.set_config(Default::default());
+    // A memory that holds nothing of the question but the name is still refused.
+    let mut req = RetrieveRequest::new("whats jonah's phone number");
+    req.explain = true;
+    let r = engine.retrieve(&req).expect("retrieve");
+    assert!(r.abstained, "{:?}", r.hits);
+}
+
 /// A question about two named things is answered by a memory about each: the
 /// question links them, though nothing in the store does.
 #[test]

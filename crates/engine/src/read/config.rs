@@ -123,6 +123,11 @@ pub struct RetrieveConfig {
     /// A memory naming the entity is also anchored when memories linked to it hold
     /// the rest of the question (a multi-hop answer); see `judge.rs`.
     pub anchor_join: bool,
+    /// A memory naming the entity that holds less of the rest than `entity_anchor`
+    /// but at least this share is ranked lower rather than refused; only one that
+    /// holds less is refused. 0 (or a share of `entity_anchor` or more) refuses every
+    /// unanchored hit, as before.
+    pub anchor_refuse: f64,
     /// Lexical coverage alone is strong evidence only when at least this many
     /// distinct query terms matched (or all of them did): one shared word ("type" in
     /// "what is my blood type") is no answer.
@@ -248,6 +253,10 @@ impl Default for RetrieveConfig {
             entity_anchor: 0.5,
             anchor_cue: 0.8,
             anchor_join: true,
+            // Any word of the rest: the smallest share above 0 (a question has far
+            // fewer than 100 content words). Leave one persona out picks it in every
+            // fold (BENCHMARKS.md, "Session 24").
+            anchor_refuse: 0.01,
             lexical_min_terms: 2,
             advice_lexical: 0.0,
             answer_type: true,

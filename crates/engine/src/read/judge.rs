@@ -145,6 +145,13 @@ pub(crate) fn judge<'a>(
                     .or_default()
                     .push("unanchored".to_owned());
             }
+            Anchoring::Partly => {
+                j.score *= 0.5;
+                notes
+                    .entry(j.fused.key.clone())
+                    .or_default()
+                    .push("partly anchored".to_owned());
+            }
             Anchoring::Unanchored => {
                 refuse(j.fused, coverage, matched, Refusal::Unanchored);
                 continue;
@@ -264,6 +271,9 @@ enum Anchoring {
     /// It names the entity and holds the rest of the question, alone or joined
     /// with a linked memory that holds the rest.
     Anchored,
+    /// It names the entity and holds some of the rest, too little to be anchored
+    /// ([`RetrieveConfig::anchor_refuse`]): ranked below the anchored, not refused.
+    Partly,
     Unanchored,
 }
 
@@ -319,7 +329,7 @@ fn anchoring(
         })
         .collect();
     if !cfg.anchor_join || !named.iter().any(|n| *n) {
-        return Ok(out);
+        return Ok(partly(out, &named, passed, anchor, cfg, matched));
     }
     // Joins: a named memory and the linked evidence that holds the rest it lacks.
     let links = Links::of(index, passed, q)?;
@@ -338,17 +348,54 @@ fn anchoring(
         for k in &partners {
             held.extend(matched(&passed[*k]));
         }
-        if anchor.rest_share(&held) >= cfg.entity_anchor {
-            out[i] = Anchoring::Anchored;
-            for k in partners {
-                // A partner counts when it holds part of the rest.
-                if anchor.rest_share(&matched(&passed[k])) > 0.0 {
-                    out[k] = Anchoring::Anchored;
-                }
+        let verdict = if anchor.rest_share(&held) >= cfg.entity_anchor {
+            Anchoring::Anchored
+        } else if partly_holds(anchor, cfg, &held) {
+            Anchoring::Partly
+        } else {
+            continue;
+        };
+        out[i] = verdict;
+        for k in partners {
+            // A partner counts when it holds part of the rest.
+            if anchor.rest_share(&matched(&passed[k])) > 0.0 && out[k] != Anchoring::Anchored {
+                out[k] = verdict;
             }
         }
     }
-    Ok(out)
+    Ok(partly(out, &named, passed, anchor, cfg, matched))
+}
+
+/// A named memory left unanchored that still holds some of the rest of the
+/// question (at least `anchor_refuse` of it) is only partly anchored: refusing it
+/// would abstain on "how many days did it take me to finish The Nightingale" because
+/// "days" and "take" are not in the memory that says when it was finished. Only a
+/// memory that holds nothing of the question but the name ("whats Jonah's phone
+/// number" against Jonah's memory) is refused. Under a soft anchor every unanchored
+/// hit is demoted anyway.
+fn partly(
+    mut out: Vec<Anchoring>,
+    named: &[bool],
+    passed: &[Judged<'_>],
+    anchor: &Anchor,
+    cfg: &RetrieveConfig,
+    matched: impl Fn(&Judged<'_>) -> Vec<String>,
+) -> Vec<Anchoring> {
+    for (i, j) in passed.iter().enumerate() {
+        if out[i] == Anchoring::Unanchored && named[i] && partly_holds(anchor, cfg, &matched(j)) {
+            out[i] = Anchoring::Partly;
+        }
+    }
+    out
+}
+
+/// Whether `held` is enough of the rest of the question for a hit to be partly
+/// anchored (see [`partly`]); never under a soft anchor, which demotes instead.
+fn partly_holds(anchor: &Anchor, cfg: &RetrieveConfig, held: &[String]) -> bool {
+    !anchor.soft
+        && cfg.anchor_refuse > 0.0
+        && cfg.anchor_refuse < cfg.entity_anchor
+        && anchor.rest_share(held) >= cfg.anchor_refuse
 }
 
 /// Which candidates are linked: by a link either way, or by an entity both mention
