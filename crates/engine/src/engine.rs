@@ -64,6 +64,8 @@ pub struct Engine {
     opening_sync: Mutex<Option<crate::sync::SyncReport>>,
     /// Writes waiting to share a commit (`group.rs`).
     pub(crate) commits: crate::group::CommitQueue,
+    /// The memories writes parsed, for the sync that indexes them (`parsed.rs`).
+    pub(crate) parsed: crate::parsed::Parsed,
 }
 
 /// A memory file read at a revision.
@@ -172,6 +174,7 @@ impl Engine {
             warnings: Mutex::new(early_warnings),
             opening_sync: Mutex::new(None),
             commits: Default::default(),
+            parsed: Default::default(),
         };
         if let OpenStatus::Reset { reason } = status {
             engine.warn(format!(

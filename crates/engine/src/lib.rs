@@ -24,6 +24,7 @@ mod error;
 pub mod gc;
 mod group;
 mod links;
+mod parsed;
 pub mod read;
 mod remember;
 pub mod semantic;

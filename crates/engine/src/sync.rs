@@ -279,6 +279,9 @@ impl Engine {
     ) -> Result<Vec<Result<Memory, String>>> {
         let parse_one = |(path, blob): &(StorePath, ObjectId)| -> Result<Result<Memory, String>> {
             let bytes = self.store.read_blob(*blob)?;
+            if let Some(memory) = self.parsed.take(path.as_str(), &bytes) {
+                return Ok(Ok(memory));
+            }
             Ok(Memory::parse(path.as_str(), &bytes).map_err(|e| e.to_string()))
         };
         let threads = std::thread::available_parallelism()

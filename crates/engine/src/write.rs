@@ -30,14 +30,24 @@ pub(crate) fn validate(
     bytes: &[u8],
     now: jiff::Timestamp,
 ) -> Result<Vec<u8>, String> {
+    validate_parsed(path, bytes, now).map(|(bytes, _)| bytes)
+}
+
+/// [`validate`], with the memory the bytes to commit parse to, when it has it (they
+/// are the bytes it parsed: nothing was inserted).
+fn validate_parsed(
+    path: &StorePath,
+    bytes: &[u8],
+    now: jiff::Timestamp,
+) -> Result<(Vec<u8>, Option<Memory>), String> {
     path.check_new().map_err(|e| e.to_string())?;
     match path.area() {
         Area::Tier(_) => {
             let memory = Memory::parse(path.as_str(), bytes).map_err(|e| e.to_string())?;
             if memory.front.created.is_none() {
-                return Ok(insert_created(bytes, now));
+                return Ok((insert_created(bytes, now), None));
             }
-            Ok(bytes.to_vec())
+            Ok((bytes.to_vec(), Some(memory)))
         }
         Area::Sessions | Area::Vocab => {
             if bytes.len() > MAX_OTHER_BYTES {
@@ -51,7 +61,7 @@ pub(crate) fn validate(
             if text.contains('\0') {
                 return Err(format!("{path}: contains a NUL byte"));
             }
-            Ok(bytes.to_vec())
+            Ok((bytes.to_vec(), None))
         }
     }
 }
@@ -124,7 +134,7 @@ impl Engine {
         time: Option<jiff::Timestamp>,
     ) -> Result<WriteOutcome> {
         let paths = files.iter().map(|(p, _)| p.to_string()).collect();
-        let batch = validated(base, files, message, time)?;
+        let batch = self.validated(base, files, message, time)?;
         // Alone, or with the writes that arrive meanwhile (`group.rs`).
         self.commit_batch(batch, paths)
     }
@@ -140,7 +150,7 @@ impl Engine {
         message: String,
         time: Option<jiff::Timestamp>,
     ) -> Result<Option<String>> {
-        let batch = validated(base, files, message, time)?;
+        let batch = self.validated(base, files, message, time)?;
         let outcome = self.store.commit(&batch)?;
         Ok(outcome.map(|o| o.commit.to_string()))
     }
@@ -187,36 +197,49 @@ impl Engine {
     }
 }
 
-/// Every file of a batch validated (and normalised) before anything is written: one
-/// refused file refuses the batch, with every error listed.
-fn validated(
-    base: Option<gitloom_store::ObjectId>,
-    files: Vec<(StorePath, Option<Vec<u8>>)>,
-    message: String,
-    time: Option<jiff::Timestamp>,
-) -> Result<Batch> {
-    let now = time.unwrap_or_else(jiff::Timestamp::now);
-    let mut errors = Vec::new();
-    let mut changes = Vec::with_capacity(files.len());
-    for (path, bytes) in files {
-        match bytes {
-            Some(b) => match validate(&path, &b, now) {
-                Ok(b) => changes.push((path, Some(b))),
-                Err(e) => errors.push(e),
-            },
-            None => changes.push((path, None)),
+impl Engine {
+    /// Every file of a batch validated (and normalised) before anything is written:
+    /// one refused file refuses the batch, with every error listed. The memories
+    /// parsed are kept for the sync that indexes them (`parsed.rs`).
+    fn validated(
+        &self,
+        base: Option<gitloom_store::ObjectId>,
+        files: Vec<(StorePath, Option<Vec<u8>>)>,
+        message: String,
+        time: Option<jiff::Timestamp>,
+    ) -> Result<Batch> {
+        let now = time.unwrap_or_else(jiff::Timestamp::now);
+        let mut errors = Vec::new();
+        let mut changes = Vec::with_capacity(files.len());
+        let mut parsed = Vec::new();
+        for (path, bytes) in files {
+            match bytes {
+                Some(b) => match validate_parsed(&path, &b, now) {
+                    Ok((b, memory)) => {
+                        if let Some(m) = memory {
+                            parsed.push((path.to_string(), b.clone(), m));
+                        }
+                        changes.push((path, Some(b)));
+                    }
+                    Err(e) => errors.push(e),
+                },
+                None => changes.push((path, None)),
+            }
         }
+        if !errors.is_empty() {
+            return Err(EngineError::Invalid(errors));
+        }
+        for (path, bytes, memory) in parsed {
+            self.parsed.keep(&path, bytes, memory);
+        }
+        Ok(Batch {
+            changes,
+            message,
+            time,
+            allow_dirty_overwrite: false,
+            base,
+        })
     }
-    if !errors.is_empty() {
-        return Err(EngineError::Invalid(errors));
-    }
-    Ok(Batch {
-        changes,
-        message,
-        time,
-        allow_dirty_overwrite: false,
-        base,
-    })
 }
 
 fn collect_markdown(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<()> {

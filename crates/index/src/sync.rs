@@ -357,13 +357,7 @@ fn insert_file(
             continue;
         }
         // Name and kind are settled after the whole batch (`canonical_entities`).
-        let eid: i64 = c
-            .prepare_cached(
-                "INSERT INTO entities (folded, name, kind) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (folded) DO UPDATE SET folded = excluded.folded
-                 RETURNING id",
-            )?
-            .query_row(params![folded, ent.name, ent.kind], |r| r.get(0))?;
+        let eid = entity_id(c, &folded, &ent.name, ent.kind.as_deref())?;
         let words: Vec<&str> = folded.split(' ').collect();
         for start in 1..words.len().saturating_sub(1) {
             c.prepare_cached("INSERT OR IGNORE INTO entity_keys (key, entity_id) VALUES (?1, ?2)")?
@@ -390,6 +384,33 @@ fn insert_file(
     }
     deltas.add(tier, topic, 1);
     Ok(())
+}
+
+/// The id of the entity `folded`, inserted (with this name and kind) if it is new.
+///
+/// A lookup, then a plain one-row insert, and not an upsert (`ON CONFLICT … DO
+/// UPDATE … RETURNING`): SQLite runs an upsert inside a statement savepoint, and at
+/// every savepoint FTS5 writes the terms it holds for the transaction to disk as a
+/// new segment, which it must later merge. The upsert made a sync write a segment
+/// of each full-text table per file with an entity, and merge them (4 % of an
+/// offline ingestion's CPU, profiled); now a sync writes one segment of each. The
+/// rows, and so every query's answer, are the same.
+fn entity_id(
+    c: &Connection,
+    folded: &str,
+    name: &str,
+    kind: Option<&str>,
+) -> rusqlite::Result<i64> {
+    let found = c
+        .prepare_cached("SELECT id FROM entities WHERE folded = ?1")?
+        .query_row([folded], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    c.prepare_cached("INSERT INTO entities (folded, name, kind) VALUES (?1, ?2, ?3)")?
+        .execute(params![folded, name, kind])?;
+    Ok(c.last_insert_rowid())
 }
 
 fn gc_entities(c: &Connection, touched: &HashSet<i64>) -> rusqlite::Result<()> {
