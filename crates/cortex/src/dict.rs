@@ -8,8 +8,9 @@
 //! kind; the lists themselves are the ones Debian packages as `wbritish` and `wamerican`.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
+
+use fnv::FnvBuildHasher;
 
 /// The list's 65,000 words, built once per process and asked about every word of
 /// a run's text (more than once: each inflection [`is_word`] tries). With the
@@ -17,37 +18,16 @@ use std::sync::LazyLock;
 /// was 2 % of an offline ingestion's CPU (profiled); sized at once and hashed with
 /// FNV-1a, which short keys suit. The set never holds anything but the list, so a
 /// hash that is cheap to collide on purpose costs nothing here.
-static WORDS: LazyLock<HashSet<&'static str, BuildHasherDefault<Fnv>>> = LazyLock::new(|| {
+static WORDS: LazyLock<HashSet<&'static str, FnvBuildHasher>> = LazyLock::new(|| {
     let list = include_str!("../data/words-en.txt");
     let mut words =
-        HashSet::with_capacity_and_hasher(list.lines().count(), BuildHasherDefault::default());
+        HashSet::with_capacity_and_hasher(list.lines().count(), FnvBuildHasher::default());
     words.extend(
         list.lines()
             .filter(|l| !l.starts_with('#') && !l.is_empty()),
     );
     words
 });
-
-/// 64-bit FNV-1a.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
 
 /// True when `norm` is in the list exactly (inflections the list holds included).
 pub fn is_listed(norm: &str) -> bool {

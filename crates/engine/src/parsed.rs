@@ -73,8 +73,8 @@ mod tests {
     #[test]
     fn a_kept_memory_is_taken_once_and_only_at_its_path() {
         let kept = Parsed::default();
-        let bytes = b"---\ntitle: Lena\n---\nLena lives in Porto.\n".to_vec();
-        let path = "facts/people/lena.md";
+        let bytes = b"---\ntitle: Marit\n---\nMarit lives in Porto.\n".to_vec();
+        let path = "facts/people/marit.md";
         kept.keep(path, bytes.clone(), parse(path, &bytes));
         assert!(kept.take("facts/people/other.md", &bytes).is_none());
         assert_eq!(kept.take(path, &bytes), Some(parse(path, &bytes)));

@@ -81,8 +81,8 @@ impl Genders {
         }
     }
 
-    /// Learns that the text called `name` by a pronoun of gender `g` ("Tomasz Wilk …
-    /// he interviewed me": he is Tomasz). Weaker than a kin word or title: it gives a
+    /// Learns that the text called `name` by a pronoun of gender `g` ("Piotr Nowak …
+    /// he showed me round": he is Piotr). Weaker than a kin word or title: it gives a
     /// name no gender yet one, and never takes away one the text gave otherwise (a
     /// pronoun read to the wrong name must not cancel "my sister").
     pub fn referred(&mut self, name: &str, g: Gender) {
@@ -164,8 +164,8 @@ mod tests {
     #[test]
     fn a_pronoun_gives_a_name_a_gender_only_where_nothing_else_did() {
         let mut g = Genders::default();
-        g.referred("Tomasz Wilk", Gender::Male);
-        assert!(!g.fits("tomasz wilk", Gender::of_pronoun("she")));
+        g.referred("Piotr Nowak", Gender::Male);
+        assert!(!g.fits("piotr nowak", Gender::of_pronoun("she")));
         g.learn("my sister Kit", &[Spotted::person("Kit", 2)]);
         g.referred("Kit", Gender::Male);
         assert_eq!(g.of("Kit"), Some(Gender::Female), "the kin word stands");

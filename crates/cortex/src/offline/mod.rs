@@ -320,19 +320,13 @@ impl Extractor for OfflineExtractor {
                         };
                         subject::of(&clause, &spots, &cx)
                     };
-                    if link == Link::Pronoun
-                        && let Subject::Entity(e) = &subj
-                        && let Some(g) = ws
-                            .iter()
-                            .find(|w| subject::is_pronoun(&w.with_clitic()))
-                            .and_then(|w| gender::Gender::of_pronoun(&w.norm))
-                    {
-                        // "… he interviewed me with Rhiannon, she's the educator": once
+                    if let (Link::Pronoun(Some(g)), Subject::Entity(e)) = (link, &subj) {
+                        // "… he showed me round with Ailsa Kerrigan, she's the deputy": once
                         // a "he" is read as a person, a "she" further on is someone else.
                         if e.is_person() {
                             genders.referred(&e.name, g);
                         }
-                        // "suya had her booster. she's 4.9kg": whoever a "she" is, the
+                        // "mochi had her jabs. she's 6kg": whoever a "she" is, the
                         // session names them, so its other pronouns are not flagged for
                         // reconciliation to fill from other memories' people.
                         named_person = true;
@@ -1038,33 +1032,33 @@ mod tests {
 
     #[test]
     fn a_pronoun_read_as_one_person_is_not_another_of_the_other_gender() {
-        // "he" is Tomasz; the "she" after the comma is Rhiannon, not Tomasz again.
+        // "he" is Piotr; the "she" after the comma is Ailsa, not Piotr again.
         let facts = extract_turns(&[
             (
                 "user",
-                "Tomasz Wilk is one of the charge nurses. He interviewed me with Rhiannon Pugh, she's the practice educator.",
+                "Piotr Nowak, one of the senior porters. He showed me round with Ailsa Kerrigan, she's the deputy manager.",
             ),
             ("assistant", "Good luck."),
         ]);
         assert_eq!(
-            about(&facts, "practice educator").subject,
-            "Rhiannon Pugh",
+            about(&facts, "deputy manager").subject,
+            "Ailsa Kerrigan",
             "{facts:#?}"
         );
     }
 
     #[test]
     fn a_pronoun_for_someone_the_session_names_is_not_flagged() {
-        // Suya (a cat, but nothing here says so) is the "she"; the "her" of the next
+        // Mochi (a cat, but nothing here says so) is the "she"; the "her" of the next
         // message is not left for reconciliation to give to a person of another memory.
         let facts = extract_turns(&[
-            ("user", "hiya. i live in a flat with Suya."),
+            ("user", "hiya. i live in a flat with Mochi."),
             ("assistant", "Nice."),
             (
                 "user",
-                "suya had her booster monday at the vets. she's 4.9kg and a bit chunky",
+                "mochi had her jabs monday at the vets. she's 6kg and a bit chunky",
             ),
-            ("assistant", "Poor Suya."),
+            ("assistant", "Poor Mochi."),
             (
                 "user",
                 "also the vet showed me a trick for her worming tablet: give her a bit of chicken first",

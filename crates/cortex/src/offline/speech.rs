@@ -325,6 +325,11 @@ const META: &[&str] = &[
 /// Words that make a sentence a rule for the assistant when it is addressed to it.
 const RULE_WORDS: &[&str] = &["always", "never", "dont", "don't", "please", "whenever"];
 
+/// Of [`RULE_WORDS`], those that open a rule's clause wherever they stand after a
+/// colon or a joining word ("…: never book anything", "random but always give…");
+/// "please" and "whenever" open requests and time clauses there as often.
+const RULE_OPENERS: &[&str] = &["always", "never", "dont", "don't"];
+
 fn norm_of(w: &Word) -> String {
     w.with_clitic()
 }
@@ -508,9 +513,8 @@ pub fn clauses(sentence: &str) -> Vec<String> {
         // A rule after a label or a word of lead-in ("one more thing while I think of
         // it: never book anything on a Thursday", "random but always give doses in
         // mg") opens a clause of its own, however short what comes before it.
-        let opens_rule = |n: Option<&Word>| {
-            n.is_some_and(|n| matches!(norm_of(n).as_str(), "never" | "always" | "don't"))
-        };
+        let opens_rule =
+            |n: Option<&Word>| n.is_some_and(|n| RULE_OPENERS.contains(&norm_of(n).as_str()));
         let colon = i > 0 && gap.contains(':') && opens_rule(Some(w));
         let rule_next = colon || (joins && opens_rule(ws.get(i + 1)));
         if !(joins || semicolon || colon) || (i < 3 && !rule_next) || i == 0 || ws.len() - i < 3 {

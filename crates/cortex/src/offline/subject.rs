@@ -29,8 +29,9 @@ impl Speaker {
 pub enum Link {
     /// It names it ("my daughter Ines is 35", "I'm 29").
     Named,
-    /// A pronoun points back to it ("she lives in Aarhus").
-    Pronoun,
+    /// A pronoun points back to it ("she lives in Aarhus"), with the gender the
+    /// pronoun asks for (none for "who", "they").
+    Pronoun(Option<Gender>),
     /// It has none up front and goes on about the one before ("the pills are…").
     Continued,
 }
@@ -307,7 +308,7 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
             {
                 let mut p = p.clone();
                 p.kind.get_or_insert_with(|| "person".to_owned());
-                return (Subject::Entity(p), Link::Pronoun);
+                return (Subject::Entity(p), Link::Pronoun(None));
             }
             return (
                 pointed.cloned().unwrap_or(Subject::Speaker),
@@ -324,9 +325,12 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
                 && !before_fits
                 && let Some(p) = persons.iter().rev().find(|p| fits(p))
             {
-                return (Subject::Entity((*p).clone()), Link::Pronoun);
+                return (Subject::Entity((*p).clone()), Link::Pronoun(wanted));
             }
-            return (pointed.cloned().unwrap_or(Subject::Speaker), Link::Pronoun);
+            return (
+                pointed.cloned().unwrap_or(Subject::Speaker),
+                Link::Pronoun(wanted),
+            );
         }
         if !LEAD_IN.contains(&w.norm.as_str()) && !w.norm.chars().all(|c| c.is_ascii_digit()) {
             break;
