@@ -264,7 +264,7 @@ impl Extractor for OfflineExtractor {
                 // "yusra moved out today" names its subject first: a statement, however
                 // short, not a lead-in to the next one.
                 let opens_on_name = spots.iter().any(|s| s.at == 0 && s.prep.is_none());
-                // A label before a colon ("one more thing while I think of it:")
+                // A label before a colon ("quick one before I forget:")
                 // leads in too, as long as a short sentence would.
                 let label = clause.trim_end().ends_with(':') && ws.len() <= 8;
                 let short = (ws.len() <= 4 && !clause.contains(|c: char| c.is_ascii_digit())

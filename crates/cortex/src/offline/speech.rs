@@ -326,7 +326,7 @@ const META: &[&str] = &[
 const RULE_WORDS: &[&str] = &["always", "never", "dont", "don't", "please", "whenever"];
 
 /// Of [`RULE_WORDS`], those that open a rule's clause wherever they stand after a
-/// colon or a joining word ("…: never book anything", "random but always give…");
+/// colon or a joining word ("…: never call before nine", "sorry but always use metric");
 /// "please" and "whenever" open requests and time clauses there as often.
 const RULE_OPENERS: &[&str] = &["always", "never", "dont", "don't"];
 
@@ -510,9 +510,9 @@ pub fn clauses(sentence: &str) -> Vec<String> {
                     && w.clitic.is_none()
                     && ws.get(i + 1).is_some_and(|n| n.norm.len() > 2));
         let semicolon = i > 0 && (gap.contains([';', '—']) || comma_clause);
-        // A rule after a label or a word of lead-in ("one more thing while I think of
-        // it: never book anything on a Thursday", "random but always give doses in
-        // mg") opens a clause of its own, however short what comes before it.
+        // A rule after a label or a word of lead-in ("quick one before I forget: never
+        // call me before nine", "sorry but always use metric") opens a clause of its
+        // own, however short what comes before it.
         let opens_rule =
             |n: Option<&Word>| n.is_some_and(|n| RULE_OPENERS.contains(&norm_of(n).as_str()));
         let colon = i > 0 && gap.contains(':') && opens_rule(Some(w));

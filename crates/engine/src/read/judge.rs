@@ -368,10 +368,10 @@ fn anchoring(
 
 /// A named memory left unanchored that still holds some of the rest of the
 /// question (at least `anchor_refuse` of it) is only partly anchored: refusing it
-/// would abstain on "how many days did it take me to finish The Nightingale" because
-/// "days" and "take" are not in the memory that says when it was finished. Only a
-/// memory that holds nothing of the question but the name ("whats Jonah's phone
-/// number" against Jonah's memory) is refused. Under a soft anchor every unanchored
+/// would abstain on "how long did it take Maren to paint the boat" because "long"
+/// and "take" are not in her memory that says she painted it. Only a memory that
+/// holds nothing of the question but the name ("what's Maren's phone number"
+/// against her memory) is refused. Under a soft anchor every unanchored
 /// hit is demoted anyway.
 fn partly(
     mut out: Vec<Anchoring>,
