@@ -15,7 +15,7 @@ use regex::{Captures, Regex};
 
 use gitloom_model::when::MONTHS;
 
-use crate::text::IRREGULAR_PAST;
+use crate::text::is_past_form;
 
 fn month_of(word: &str) -> Option<i8> {
     let w = word.to_lowercase();
@@ -209,13 +209,8 @@ const COMING: &[&str] = &[
     "will", "ll", "shall", "going", "gonna", "am", "m", "is", "are", "re", "have", "has", "can",
     "must", "need", "want", "plan", "planning", "hope", "tomorrow",
 ];
-/// Past auxiliaries; past forms are [`IRREGULAR_PAST`] and words in -ed.
+/// Past auxiliaries; past forms are [`is_past_form`]'s.
 const PAST: &[&str] = &["was", "were", "did", "had", "yesterday"];
-/// Words in -ed that are not past forms.
-const NOT_PAST_ED: &[&str] = &[
-    "need", "seed", "feed", "weed", "deed", "heed", "shed", "sled", "speed", "breed", "greed",
-    "hundred", "indeed", "exceed", "proceed", "succeed",
-];
 
 /// The tense of the clause a date sits in: read first in the words before the date
 /// (from the clause's start), where the verb of "I picked it up on Friday" is;
@@ -269,11 +264,9 @@ fn tense_of(clause: &str) -> Tense {
     if words.iter().any(|w| COMING.contains(&w.as_str())) {
         return Tense::Coming;
     }
-    let past = words.iter().any(|w| {
-        PAST.contains(&w.as_str())
-            || IRREGULAR_PAST.contains(&w.as_str())
-            || (w.len() >= 4 && w.ends_with("ed") && !NOT_PAST_ED.contains(&w.as_str()))
-    });
+    let past = words
+        .iter()
+        .any(|w| PAST.contains(&w.as_str()) || is_past_form(w));
     if past { Tense::Past } else { Tense::Unknown }
 }
 

@@ -872,6 +872,19 @@ pub(crate) const IRREGULAR_PAST: &[&str] = &[
     "wore",
 ];
 
+/// Words in -ed that are not past forms.
+const NOT_PAST_ED: &[&str] = &[
+    "need", "seed", "feed", "weed", "deed", "heed", "shed", "sled", "speed", "breed", "greed",
+    "hundred", "indeed", "exceed", "proceed", "succeed",
+];
+
+/// Whether `word` (lower case) is a verb's past form: an irregular one ("met",
+/// "bought") or a word in -ed that is no present form ("booked"; not "need").
+pub(crate) fn is_past_form(word: &str) -> bool {
+    IRREGULAR_PAST.contains(&word)
+        || (word.len() >= 4 && word.ends_with("ed") && !NOT_PAST_ED.contains(&word))
+}
+
 /// Words after the speaker that are not present-tense verbs to inflect.
 const NOT_INFLECTED: &[&str] = &[
     "is",
@@ -946,6 +959,19 @@ const NOT_INFLECTED: &[&str] = &[
     "himself",
 ];
 
+/// The verb `v` (lower case) as a third person singular subject takes it ("teach" →
+/// "teaches", "have" → "has"), or `None` when `v` is no present form to inflect:
+/// an auxiliary, a past form, an adverb, or a word whose inflected form is no word
+/// ("drank" → "dranks").
+pub(crate) fn third_singular(v: &str) -> Option<String> {
+    let inflected = inflect(v);
+    let plain = NOT_INFLECTED.contains(&v)
+        || IRREGULAR_PAST.contains(&v)
+        || v.ends_with("ly")
+        || !crate::dict::is_listed(&inflected);
+    (!plain).then_some(inflected)
+}
+
 fn inflect(v: &str) -> String {
     if v.ends_with("ed") && v.len() > 4 {
         return v.to_owned();
@@ -993,17 +1019,9 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
     s = SPEAKER_VERB
         .replace_all(&s, |c: &regex::Captures| {
             let v = &c[1];
-            // Only a word whose inflected form is a word ("teach" → "teaches"; not
-            // "drank" → "dranks").
-            let inflected = inflect(v);
-            if NOT_INFLECTED.contains(&v)
-                || IRREGULAR_PAST.contains(&v)
-                || v.ends_with("ly")
-                || !crate::dict::is_listed(&inflected)
-            {
-                format!("\u{1} {v}")
-            } else {
-                format!("\u{1} {inflected}")
+            match third_singular(v) {
+                Some(inflected) => format!("\u{1} {inflected}"),
+                None => format!("\u{1} {v}"),
             }
         })
         .into_owned();

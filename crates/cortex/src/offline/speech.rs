@@ -616,7 +616,14 @@ pub fn act(sentence: &str, addressed: bool) -> Act {
     let question = sentence.trim_end().ends_with('?');
     // A rule: opens with a rule word or an imperative of one ("never put…", "don't
     // message me…", "always remind me…, will you?"), or says "from now on".
-    let rule_open = RULE_WORDS.contains(&first)
+    // "never met him", "always been a night owl": a rule word before a past form
+    // tells what was, it asks nothing of the assistant.
+    let told = matches!(first, "always" | "never")
+        && norms.get(1).is_some_and(|n| {
+            crate::text::is_past_form(n)
+                || matches!(n.as_str(), "been" | "was" | "were" | "had" | "did")
+        });
+    let rule_open = (RULE_WORDS.contains(&first) && !told)
         || first == "rule"
         || (you
             && matches!(
@@ -783,6 +790,11 @@ mod tests {
             ),
             Act::Rule
         );
+        // A rule word before a past form tells what was.
+        assert_eq!(act("never met him", true), Act::Statement);
+        assert_eq!(act("always been a night owl", true), Act::Statement);
+        assert_eq!(act("never booked a cruise before", true), Act::Statement);
+        assert_eq!(act("never feed the cat after six", true), Act::Rule);
         assert_eq!(act("help me draft the postmortem", true), Act::Request);
         assert_eq!(act("work news: i'm switching teams.", true), Act::Statement);
         assert_eq!(act("can you make me a revision plan?", true), Act::Request);

@@ -448,6 +448,12 @@ pub fn third_person(
     replace_you(&s, &you)
 }
 
+/// Words after which a "you" opens a clause as its subject ("when you write…").
+const CLAUSE_OPENERS: &[&str] = &[
+    "when", "whenever", "if", "once", "unless", "until", "while", "before", "after", "that", "and",
+    "but", "so", "because", "or",
+];
+
 fn replace_you(s: &str, you: &str) -> String {
     if you == "you" {
         return s.to_owned();
@@ -455,11 +461,29 @@ fn replace_you(s: &str, you: &str) -> String {
     let ws = words(s);
     let mut out = String::with_capacity(s.len() + 16);
     let mut last = 0;
-    for w in &ws {
+    // The verb of a "you" replaced as a clause's subject, to agree with its new one
+    // ("when you draft…" → "when the assistant drafts…").
+    let mut agree: Option<usize> = None;
+    for (i, w) in ws.iter().enumerate() {
         let rep = match (w.norm.as_str(), w.clitic.as_deref()) {
-            ("you", None) | ("u", None) => Some(you.to_owned()),
+            ("you", None) | ("u", None) => {
+                let opens = match i.checked_sub(1).map(|p| &ws[p]) {
+                    None => true,
+                    Some(p) => {
+                        CLAUSE_OPENERS.contains(&p.norm.as_str()) && p.clitic.is_none()
+                            || s[p.end()..w.start].contains([',', ';', ':'])
+                    }
+                };
+                if opens {
+                    agree = Some(i + 1);
+                }
+                Some(you.to_owned())
+            }
             ("your", None) | ("yours", None) => Some(format!("{you}'s")),
             ("yourself", None) => Some(you.to_owned()),
+            _ if agree == Some(i) && w.clitic.is_none() && w.raw == w.norm => {
+                crate::text::third_singular(&w.norm)
+            }
             _ => None,
         };
         if let Some(r) = rep {
@@ -572,6 +596,34 @@ mod tests {
         assert_eq!(
             third_person("don't message me before 2pm", &Speaker::User, None, true),
             "don't message User before 2pm"
+        );
+        // A "you" that opens a clause takes the verb's agreement with it; one that is
+        // an object leaves the verb alone.
+        assert_eq!(
+            third_person(
+                "when you draft texts to Ana keep it casual",
+                &Speaker::User,
+                None,
+                true
+            ),
+            "when the assistant drafts texts to Ana keep it casual"
+        );
+        assert_eq!(
+            third_person("I paint, you sing", &c, Some("Melanie"), false),
+            "Caroline paints, Melanie sings"
+        );
+        assert_eq!(
+            third_person("can you make me a plan", &Speaker::User, None, true),
+            "can the assistant make User a plan"
+        );
+        assert_eq!(
+            third_person(
+                "if you ever see it, tell you what",
+                &Speaker::User,
+                None,
+                true
+            ),
+            "if the assistant ever see it, tell the assistant what"
         );
     }
 }
