@@ -473,7 +473,17 @@ impl Extractor for OfflineExtractor {
                 .iter()
                 .any(|u| matches!(u.subject, Subject::Speaker) && u.topic.is_none())
             {
-                let message_topic = topic_of_text(&m.content);
+                // Between people, a turn whose words fit no topic answers the one
+                // before it ("that bowl is gorgeous" after a turn about pottery): its
+                // topic. Not the assistant's turn: a user who leaves the assistant's
+                // topic unnamed as often starts a subject of their own.
+                let message_topic = topic_of_text(&m.content).or_else(|| {
+                    (!addressed)
+                        .then_some(mi)
+                        .and_then(|mi| mi.checked_sub(1))
+                        .and_then(|p| session.messages.get(p))
+                        .and_then(|p| topic_of_text(&p.content))
+                });
                 for u in &mut units[first_unit..] {
                     u.context_topic = message_topic;
                 }
@@ -876,6 +886,49 @@ mod tests {
         // Two statements that both fit no topic stay apart: joined, neither says more.
         let facts = extract("i was nervous the whole time. i felt relieved at the end");
         assert_eq!(facts.len(), 2, "{facts:#?}");
+    }
+
+    /// A conversation between named people: (speaker, content), all of role `user`.
+    fn extract_named(turns: &[(&str, &str)]) -> Vec<Fact> {
+        let session = Session {
+            id: "s1".into(),
+            date: "2026-08-15".into(),
+            messages: turns
+                .iter()
+                .map(|(name, content)| Message {
+                    role: "user".into(),
+                    name: Some((*name).into()),
+                    content: (*content).into(),
+                })
+                .collect(),
+        };
+        let run_text = turns.iter().map(|(_, c)| *c).collect::<Vec<_>>().join("\n");
+        let ctx = ExtractContext {
+            topics: Vec::new(),
+            known: Vec::new(),
+            run_text: std::sync::Arc::new(crate::RunText::new(run_text)),
+        };
+        OfflineExtractor
+            .extract(&session, &ctx)
+            .expect("the offline extractor reads any session")
+    }
+
+    #[test]
+    fn between_people_a_turn_with_no_topic_answers_the_one_before() {
+        let facts = extract_named(&[
+            (
+                "Ana",
+                "I went to my pottery class on Saturday and made a blue bowl.",
+            ),
+            ("Ben", "That looks gorgeous, well done!"),
+        ]);
+        assert_eq!(about(&facts, "gorgeous").topic, "hobbies", "{facts:#?}");
+        // Said to an assistant, the assistant's words are no topic of the user's.
+        let facts = extract_turns(&[
+            ("assistant", "How did the pottery class go?"),
+            ("user", "the glaze came out a lovely deep blue in the end"),
+        ]);
+        assert_eq!(about(&facts, "glaze").topic, topics::FALLBACK, "{facts:#?}");
     }
 
     fn about<'a>(facts: &'a [Fact], words: &str) -> &'a Fact {
