@@ -215,10 +215,11 @@ fn print_e2e(r: &gitloom_eval::e2e::E2eReport) -> Result<()> {
     }
     let i = &r.ingest;
     outln!(
-        "  ingest: {} sessions, {} turns, {} memories, {:.0} ms ({:.0} turns/s){}",
+        "  ingest: {} sessions, {} turns, {} memories ({} under no topic), {:.0} ms ({:.0} turns/s){}",
         i.counts.sessions,
         i.counts.turns,
         i.counts.memories,
+        i.counts.catch_all,
         i.counts.elapsed_ms,
         i.timings_ms.get("turns_per_s").copied().unwrap_or_default(),
         if i.counts.failed_sessions > 0 {

@@ -170,6 +170,17 @@ pub const STOP: &[&str] = &[
     "yourself",
 ];
 
+/// Whether the memory at `path` (`facts/general/x.md`) is filed under no topic: in a
+/// [`CATCH_ALL`] folder, or right under its tier.
+pub fn in_catch_all(path: &str) -> bool {
+    let topic = path
+        .rsplit_once('/')
+        .map(|(dir, _)| dir)
+        .and_then(|d| d.rsplit('/').next())
+        .unwrap_or_default();
+    path.matches('/').count() < 2 || CATCH_ALL.contains(&topic)
+}
+
 /// Topic names that mean "no topic": a memory filed there was not placed.
 pub const CATCH_ALL: &[&str] = &[
     "general",
@@ -507,15 +518,7 @@ pub fn score(conv: &Conversation, store: &Store) -> FactScores {
         }
     }
     for b in store.memories.values() {
-        let topic = b
-            .path
-            .rsplit_once('/')
-            .map(|(dir, _)| dir)
-            .and_then(|d| d.rsplit('/').next())
-            .unwrap_or_default();
-        // A file right under its tier has no topic at all: that is a catch-all too.
-        let tier_only = b.path.matches('/').count() < 2;
-        if tier_only || CATCH_ALL.contains(&topic) {
+        if in_catch_all(&b.path) {
             out.catch_all += 1;
         }
         if reads_as_title(&b.memory.front.title) {
@@ -530,6 +533,15 @@ pub fn score(conv: &Conversation, store: &Store) -> FactScores {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_under_no_topic_is_in_the_catch_all() {
+        assert!(in_catch_all("facts/general/x-1234abcd.md"));
+        assert!(in_catch_all("facts/misc/x.md"));
+        assert!(in_catch_all("facts/x.md"));
+        assert!(!in_catch_all("facts/pets/suya.md"));
+        assert!(!in_catch_all("facts/family/kerry/padraig.md"));
+    }
 
     #[test]
     fn titles() {

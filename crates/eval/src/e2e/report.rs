@@ -115,6 +115,9 @@ pub struct IngestFigures {
     pub sessions: usize,
     pub turns: usize,
     pub memories: usize,
+    /// Memories filed under no topic (`facts::in_catch_all`): the catch-all share of
+    /// every store, also of those with no fact list (LoCoMo, LongMemEval).
+    pub catch_all: usize,
     pub failed_sessions: usize,
     pub errors: usize,
     pub elapsed_ms: f64,
@@ -126,6 +129,11 @@ impl IngestFigures {
             sessions: store.ingest.sessions.len(),
             turns: store.ingest.turns,
             memories: store.memories.len(),
+            catch_all: store
+                .memories
+                .keys()
+                .filter(|p| super::facts::in_catch_all(p))
+                .count(),
             failed_sessions: store.ingest.failed,
             errors: store.ingest.errors,
             elapsed_ms: store.ingest.elapsed_ms,
@@ -245,6 +253,7 @@ pub(super) fn build(
         totals.sessions += i.sessions;
         totals.turns += i.turns;
         totals.memories += i.memories;
+        totals.catch_all += i.catch_all;
         totals.failed_sessions += i.failed_sessions;
         totals.errors += i.errors;
         totals.elapsed_ms += i.elapsed_ms;
