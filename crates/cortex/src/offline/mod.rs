@@ -154,6 +154,11 @@ impl Unit {
 /// no better a guess than the speaker.
 const PRONOUN_REACH: usize = 2;
 
+/// How many turns back a turn with no topic of its own may find the topic it goes
+/// on with, between people (an exchange of thanks and praise after a turn about
+/// pottery is still about pottery).
+const TOPIC_REACH: usize = 2;
+
 /// How many of the persons named lately a pronoun may choose among.
 const PERSONS_KEPT: usize = 4;
 
@@ -478,11 +483,13 @@ impl Extractor for OfflineExtractor {
                 // topic. Not the assistant's turn: a user who leaves the assistant's
                 // topic unnamed as often starts a subject of their own.
                 let message_topic = topic_of_text(&m.content).or_else(|| {
-                    (!addressed)
-                        .then_some(mi)
-                        .and_then(|mi| mi.checked_sub(1))
-                        .and_then(|p| session.messages.get(p))
-                        .and_then(|p| topic_of_text(&p.content))
+                    if addressed {
+                        return None;
+                    }
+                    (mi.saturating_sub(TOPIC_REACH)..mi)
+                        .rev()
+                        .filter_map(|p| session.messages.get(p))
+                        .find_map(|p| topic_of_text(&p.content))
                 });
                 for u in &mut units[first_unit..] {
                     u.context_topic = message_topic;
@@ -921,8 +928,14 @@ mod tests {
                 "I went to my pottery class on Saturday and made a blue bowl.",
             ),
             ("Ben", "That looks gorgeous, well done!"),
+            (
+                "Ana",
+                "I was so nervous about how the glaze would turn out.",
+            ),
         ]);
         assert_eq!(about(&facts, "gorgeous").topic, "hobbies", "{facts:#?}");
+        // The thanks for the praise is still about pottery: the exchange goes on.
+        assert_eq!(about(&facts, "glaze").topic, "hobbies", "{facts:#?}");
         // Said to an assistant, the assistant's words are no topic of the user's.
         let facts = extract_turns(&[
             ("assistant", "How did the pottery class go?"),

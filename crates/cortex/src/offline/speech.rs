@@ -434,6 +434,22 @@ pub fn clean(sentence: &str) -> String {
         } else {
             None
         };
+        // "thanks so much, …", "thank you very much": the thanks runs on over its
+        // intensifier, which is no part of what follows.
+        let thanked = two.as_deref() == Some("thank you") || n == "thanks";
+        let at = if two.is_some() { 2 } else { 1 };
+        let cut = match (ws.get(at), ws.get(at + 1)) {
+            (Some(a), Some(b))
+                if thanked
+                    && matches!(
+                        (a.norm.as_str(), b.norm.as_str()),
+                        ("so" | "very", "much") | ("a", "lot" | "million")
+                    ) =>
+            {
+                Some(end_with_clitic(&s, b))
+            }
+            _ => cut,
+        };
         match cut {
             Some(end) if end < s.len() => {
                 s = s[end..]
@@ -724,6 +740,15 @@ mod tests {
         assert_eq!(clean("ok so i'm moving in may lol"), "i'm moving in may");
         assert_eq!(clean("Yes!! ollie brennan, 31"), "ollie brennan, 31");
         assert_eq!(clean("oh and i don't eat pork"), "i don't eat pork");
+        // The thanks and its intensifier go together.
+        assert_eq!(
+            clean("Thanks so much, the glaze took ages"),
+            "the glaze took ages"
+        );
+        assert_eq!(
+            clean("thank you very much! the vet was great"),
+            "the vet was great"
+        );
         assert_eq!(clean("Merci."), "Merci.");
     }
 
