@@ -209,8 +209,6 @@ const COMING: &[&str] = &[
     "will", "ll", "shall", "going", "gonna", "am", "m", "is", "are", "re", "have", "has", "can",
     "must", "need", "want", "plan", "planning", "hope", "tomorrow",
 ];
-/// Past auxiliaries; past forms are [`is_past_form`]'s.
-const PAST: &[&str] = &["was", "were", "did", "had", "yesterday"];
 
 /// The tense of the clause a date sits in: read first in the words before the date
 /// (from the clause's start), where the verb of "I picked it up on Friday" is;
@@ -264,9 +262,7 @@ fn tense_of(clause: &str) -> Tense {
     if words.iter().any(|w| COMING.contains(&w.as_str())) {
         return Tense::Coming;
     }
-    let past = words
-        .iter()
-        .any(|w| PAST.contains(&w.as_str()) || is_past_form(w));
+    let past = words.iter().any(|w| w == "yesterday" || is_past_form(w));
     if past { Tense::Past } else { Tense::Unknown }
 }
 

@@ -878,10 +878,15 @@ const NOT_PAST_ED: &[&str] = &[
     "hundred", "indeed", "exceed", "proceed", "succeed",
 ];
 
-/// Whether `word` (lower case) is a verb's past form: an irregular one ("met",
-/// "bought") or a word in -ed that is no present form ("booked"; not "need").
+/// Past auxiliaries.
+const PAST_AUX: &[&str] = &["was", "were", "did", "had"];
+
+/// Whether `word` (lower case) is a verb's past form: a past auxiliary, an irregular
+/// form ("met", "bought") or a word in -ed that is no present form ("booked"; not
+/// "need").
 pub(crate) fn is_past_form(word: &str) -> bool {
-    IRREGULAR_PAST.contains(&word)
+    PAST_AUX.contains(&word)
+        || IRREGULAR_PAST.contains(&word)
         || (word.len() >= 4 && word.ends_with("ed") && !NOT_PAST_ED.contains(&word))
 }
 

@@ -835,22 +835,32 @@ mod tests {
 
     /// A session of several turns: (role, content).
     fn extract_turns(turns: &[(&str, &str)]) -> Vec<Fact> {
+        extract_messages(turns.iter().map(|(role, content)| Message {
+            role: (*role).into(),
+            name: None,
+            content: (*content).into(),
+        }))
+    }
+
+    /// A conversation between named people: (speaker, content), all of role `user`.
+    fn extract_named(turns: &[(&str, &str)]) -> Vec<Fact> {
+        extract_messages(turns.iter().map(|(name, content)| Message {
+            role: "user".into(),
+            name: Some((*name).into()),
+            content: (*content).into(),
+        }))
+    }
+
+    /// One session of `messages`, extracted with the run's text made of its users'.
+    fn extract_messages(messages: impl Iterator<Item = Message>) -> Vec<Fact> {
         let session = Session {
             id: "s1".into(),
             date: "2026-08-15".into(),
-            messages: turns
-                .iter()
-                .map(|(role, content)| Message {
-                    role: (*role).into(),
-                    name: None,
-                    content: (*content).into(),
-                })
-                .collect(),
+            messages: messages.collect(),
         };
-        let run_text = turns
-            .iter()
-            .filter(|(r, _)| *r == "user")
-            .map(|(_, c)| *c)
+        let run_text = session
+            .user_messages()
+            .map(|(_, m)| m.content.as_str())
             .collect::<Vec<_>>()
             .join("\n");
         let ctx = ExtractContext {
@@ -893,31 +903,6 @@ mod tests {
         // Two statements that both fit no topic stay apart: joined, neither says more.
         let facts = extract("i was nervous the whole time. i felt relieved at the end");
         assert_eq!(facts.len(), 2, "{facts:#?}");
-    }
-
-    /// A conversation between named people: (speaker, content), all of role `user`.
-    fn extract_named(turns: &[(&str, &str)]) -> Vec<Fact> {
-        let session = Session {
-            id: "s1".into(),
-            date: "2026-08-15".into(),
-            messages: turns
-                .iter()
-                .map(|(name, content)| Message {
-                    role: "user".into(),
-                    name: Some((*name).into()),
-                    content: (*content).into(),
-                })
-                .collect(),
-        };
-        let run_text = turns.iter().map(|(_, c)| *c).collect::<Vec<_>>().join("\n");
-        let ctx = ExtractContext {
-            topics: Vec::new(),
-            known: Vec::new(),
-            run_text: std::sync::Arc::new(crate::RunText::new(run_text)),
-        };
-        OfflineExtractor
-            .extract(&session, &ctx)
-            .expect("the offline extractor reads any session")
     }
 
     #[test]

@@ -635,10 +635,9 @@ pub fn act(sentence: &str, addressed: bool) -> Act {
     // "never met him", "always been a night owl": a rule word before a past form
     // tells what was, it asks nothing of the assistant.
     let told = matches!(first, "always" | "never")
-        && norms.get(1).is_some_and(|n| {
-            crate::text::is_past_form(n)
-                || matches!(n.as_str(), "been" | "was" | "were" | "had" | "did")
-        });
+        && norms
+            .get(1)
+            .is_some_and(|n| n == "been" || crate::text::is_past_form(n));
     let rule_open = (RULE_WORDS.contains(&first) && !told)
         || first == "rule"
         || (you
