@@ -125,7 +125,16 @@ pub fn hits(hits: &[Hit]) -> Result<()> {
             .as_ref()
             .map(|s| format!("  § {} (lines {}-{})", s.heading, s.start_line, s.end_line))
             .unwrap_or_default();
-        outln!("    score {:.4}  via {}{section}", h.score, arms.join(", "))?;
+        let said = h
+            .matched_said
+            .as_ref()
+            .map(|m| format!("  (bodies: what its message {m} said)"))
+            .unwrap_or_default();
+        outln!(
+            "    score {:.4}  via {}{section}{said}",
+            h.score,
+            arms.join(", ")
+        )?;
         if !h.snippet.is_empty() {
             outln!("    {}", h.snippet.replace('\n', " "))?;
         }

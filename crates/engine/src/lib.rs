@@ -27,6 +27,7 @@ mod links;
 mod parsed;
 pub mod read;
 mod remember;
+mod said;
 pub mod semantic;
 pub mod shape;
 mod sync;

@@ -185,11 +185,15 @@ impl Engine {
 
         let mut removed = Vec::new();
         let mut to_read = Vec::new();
+        let mut changed_transcripts = Vec::new();
         for change in &diff.changes {
             let Ok(path) = StorePath::parse(&change.path) else {
                 continue;
             };
             if !path.is_memory() {
+                if path.as_str().starts_with("sessions/") {
+                    changed_transcripts.push(path);
+                }
                 continue;
             }
             match change.new {
@@ -197,7 +201,11 @@ impl Engine {
                 None => removed.push(path.to_string()),
             }
         }
+        if !report.full {
+            self.reread_citing(index, tree, &changed_transcripts, &removed, &mut to_read)?;
+        }
         let parsed = self.read_and_parse(&to_read)?;
+        let mut transcripts = crate::said::Transcripts::new(&self.store, tree);
         let mut upserted = Vec::with_capacity(parsed.len());
         let mut problems = Vec::new();
         for ((path, blob), result) in to_read.into_iter().zip(parsed) {
@@ -205,6 +213,7 @@ impl Engine {
                 Ok(memory) => upserted.push(IndexedFile {
                     path,
                     blob: blob.to_string(),
+                    said: transcripts.said(&memory),
                     memory,
                 }),
                 Err(message) => {
@@ -269,6 +278,33 @@ impl Engine {
         report.removed = stats.removed;
         report.ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(report)
+    }
+
+    /// Adds to `to_read` the unchanged memories that cite a changed transcript: the
+    /// words indexed for them (`said`) are read from the transcript, so they follow
+    /// it as a full rebuild would.
+    fn reread_citing(
+        &self,
+        index: &gitloom_index::Index,
+        tree: ObjectId,
+        transcripts: &[StorePath],
+        removed: &[String],
+        to_read: &mut Vec<(StorePath, ObjectId)>,
+    ) -> Result<()> {
+        let names: Vec<&str> = transcripts.iter().map(|t| t.as_str()).collect();
+        let mut seen: std::collections::HashSet<String> = removed.iter().cloned().collect();
+        seen.extend(to_read.iter().map(|(p, _)| p.to_string()));
+        for path in index.citing(&names)? {
+            if seen.contains(&path) {
+                continue;
+            }
+            let (Ok(sp), Some(blob)) = (StorePath::parse(&path), self.store.blob_at(tree, &path)?)
+            else {
+                continue;
+            };
+            to_read.push((sp, blob));
+        }
+        Ok(())
     }
 
     /// Reads and parses blobs, on all cores for a large batch (a rebuild is mostly

@@ -103,7 +103,7 @@ impl Backend for EngineBackend {
             "shape": r.shape,
             "hits": r.hits.iter().map(|h| serde_json::json!({
                 "path": h.path, "score": h.score, "arms": h.arms, "evidence": h.evidence,
-                "coverage": h.coverage, "matched": h.matched_terms, "cue": h.matched_cue,
+                "coverage": h.coverage, "matched": h.matched_terms, "cue": h.matched_cue, "said": h.matched_said,
                 "entities": h.entities, "graph": h.graph, "priors": h.priors,
             })).collect::<Vec<_>>(),
             "arms": r.explain,

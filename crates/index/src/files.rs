@@ -146,6 +146,42 @@ pub(crate) fn paths(idx: &Index) -> Result<Vec<String>, IndexError> {
     rows.collect::<Result<_, _>>().map_err(idx.err(op))
 }
 
+/// The indexed memories whose `sources:` cite a message of one of `transcripts`
+/// (session paths): what a sync re-reads when those transcripts change, so the words
+/// indexed for them follow the transcripts. One pass over the files that cite any.
+pub(crate) fn citing(idx: &Index, transcripts: &[&str]) -> Result<Vec<String>, IndexError> {
+    let op = "memories citing a transcript";
+    if transcripts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted: std::collections::HashSet<&str> = transcripts.iter().copied().collect();
+    let mut st = idx
+        .conn
+        .prepare_cached(
+            "SELECT path, extra FROM files WHERE instr(extra, '\"sources\"') > 0 ORDER BY path",
+        )
+        .map_err(idx.err(op))?;
+    let rows = st
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(idx.err(op))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (path, extra) = row.map_err(idx.err(op))?;
+        let cites = serde_json::from_str::<serde_json::Value>(&extra)
+            .ok()
+            .and_then(|v| v.get("sources").and_then(|s| s.as_array()).cloned())
+            .is_some_and(|list| {
+                list.iter()
+                    .filter_map(|s| s.as_str()?.split_once('#'))
+                    .any(|(t, _)| wanted.contains(t))
+            });
+        if cites {
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
 /// What the read path's priors need to know about one file: cheap to ask for the
 /// head of every answer (no body, cues or sections are read).
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -55,9 +55,9 @@ pub use query::{QueryTerms, is_stopword};
 pub use schema::SCHEMA_VERSION;
 pub use snapshot::{DanglingLink, Snapshot, snapshot_diff};
 pub use stats::IndexStats;
-pub use sync::{ApplyStats, IndexedFile, Problem, SyncBatch};
+pub use sync::{ApplyStats, IndexedFile, Problem, Said, SyncBatch};
 pub use topics::{TopicCount, TreeFile, TreeListing};
-pub use units::{EmbedUnit, UnitKind};
+pub use units::{EmbedUnit, SAID_LABEL, UnitKind};
 pub use vocab::{Vocab, VocabGroup};
 
 /// What the last applied batch was built from.
@@ -300,6 +300,11 @@ impl Index {
     /// One file's metadata, or `None` if it is not indexed.
     pub fn file(&self, path: &str) -> Result<Option<FileRow>, IndexError> {
         files::file(self, path)
+    }
+
+    /// The indexed memories citing a message of one of the transcripts at `transcripts`.
+    pub fn citing(&self, transcripts: &[&str]) -> Result<Vec<String>, IndexError> {
+        files::citing(self, transcripts)
     }
 
     /// All indexed paths, sorted.

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::{Bm25Weights, Index, IndexError, IndexedState, OpenStatus};
 
 /// Bumped on any change to the layout below; a mismatch on open resets the index.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Every table [`open`] expects to find in a reused index.
 const TABLES: &[&str] = &[
@@ -18,6 +18,7 @@ const TABLES: &[&str] = &[
     "sections",
     "sections_fts",
     "cues",
+    "said",
     "links",
     "entities",
     "mentions",
@@ -83,6 +84,10 @@ CREATE VIRTUAL TABLE sections_fts USING fts5 (
 
 CREATE TABLE cues (path TEXT NOT NULL, ord INTEGER NOT NULL, text TEXT NOT NULL,
     PRIMARY KEY (path, ord)) WITHOUT ROWID;
+
+-- The words of the messages a memory cites (anchor `m3` of its source transcript).
+CREATE TABLE said (path TEXT NOT NULL, anchor TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (path, anchor)) WITHOUT ROWID;
 
 -- kind: 'wiki' | 'related' | 'supersedes'. resolved is NULL while dangling.
 CREATE TABLE links (

@@ -16,6 +16,18 @@ pub struct IndexedFile {
     /// The git blob id of the file's content.
     pub blob: String,
     pub memory: Memory,
+    /// The words of the messages the memory cites (its `sources:` anchors into a
+    /// session transcript of the same tree), as the speaker said them: embedded beside
+    /// the memory's own prose, so a fact cut from a longer message is found by what the
+    /// whole message said. Empty for a memory that cites no message.
+    pub said: Vec<Said>,
+}
+
+/// One cited message: its anchor in the transcript (`m3`) and its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    pub anchor: String,
+    pub text: String,
 }
 
 /// A file that is in the tree but failed to parse. It stays in git; it is reported,
@@ -59,7 +71,7 @@ pub struct ApplyStats {
 const CLEAR_ALL: &str = "
 DELETE FROM files; DELETE FROM fts; DELETE FROM sections; DELETE FROM sections_fts;
 DELETE FROM cues; DELETE FROM links; DELETE FROM entities; DELETE FROM entity_keys; DELETE FROM mentions;
-DELETE FROM timeline; DELETE FROM topics; DELETE FROM problems;";
+DELETE FROM timeline; DELETE FROM topics; DELETE FROM problems; DELETE FROM said;";
 
 pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, IndexError> {
     let path = idx.path.clone();
@@ -197,6 +209,7 @@ fn remove_file(
         "DELETE FROM links WHERE src = ?1",
         "DELETE FROM mentions WHERE path = ?1",
         "DELETE FROM timeline WHERE path = ?1",
+        "DELETE FROM said WHERE path = ?1",
         "DELETE FROM files WHERE path = ?1",
     ] {
         c.prepare_cached(sql)?.execute([path])?;
@@ -283,6 +296,11 @@ fn insert_file(
         fm.tags.join(" "),
         m.body,
     ])?;
+
+    for said in &f.said {
+        c.prepare_cached("INSERT OR IGNORE INTO said (path, anchor, text) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, said.anchor, said.text])?;
+    }
 
     for (ord, s) in m.sections().iter().enumerate() {
         c.prepare_cached(

@@ -16,6 +16,7 @@ pub fn indexed(path: &str, text: &str) -> Result<IndexedFile, Problem> {
         path: sp,
         blob: fake_blob(text),
         memory,
+        said: Vec::new(),
     })
 }
 

@@ -1,5 +1,6 @@
-//! What gets embedded: every cue, and every `##` section of a file that has
-//! sections (else the file's title, summary and body as one text). The engine
+//! What gets embedded: every cue, every `##` section of a file that has sections
+//! (else the file's title, summary and body as one text), and the words of each
+//! message the file cites (see the `said` table). The engine
 //! embeds these (through a cache keyed by the text's hash) and scans them.
 
 use std::collections::HashMap;
@@ -13,6 +14,10 @@ pub enum UnitKind {
     Cue,
     Body,
 }
+
+/// The label prefix of a unit holding a cited message's words (`said:m3`); no section
+/// anchor can start with it (anchors are slugs).
+pub const SAID_LABEL: &str = "said:";
 
 /// One text to embed, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +74,11 @@ pub(crate) fn units(idx: &Index, paths: Option<&[String]>) -> Result<Vec<EmbedUn
     }
     let mut cues: HashMap<String, Vec<String>> = HashMap::new();
     let mut sections: HashMap<String, Vec<(String, String, String)>> = HashMap::new();
+    let mut said: HashMap<String, Vec<(String, String)>> = HashMap::new();
     {
+        let mut sd = c
+            .prepare_cached("SELECT anchor, text FROM said WHERE path = ?1 ORDER BY anchor")
+            .map_err(idx.err(op))?;
         let mut st = c
             .prepare_cached("SELECT text FROM cues WHERE path = ?1 ORDER BY ord")
             .map_err(idx.err(op))?;
@@ -91,6 +100,12 @@ pub(crate) fn units(idx: &Index, paths: Option<&[String]>) -> Result<Vec<EmbedUn
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(idx.err(op))?;
             sections.insert(path.clone(), v);
+            let v = sd
+                .query_map([path], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(idx.err(op))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(idx.err(op))?;
+            said.insert(path.clone(), v);
         }
     }
     let mut out = Vec::new();
@@ -131,6 +146,15 @@ pub(crate) fn units(idx: &Index, paths: Option<&[String]>) -> Result<Vec<EmbedUn
                     text: join(&[&format!("{title}: {heading}"), &text]),
                 });
             }
+        }
+        // The cited messages' words, prose of the memory like its body.
+        for (anchor, text) in said.remove(&path).unwrap_or_default() {
+            out.push(EmbedUnit {
+                path: path.clone(),
+                kind: UnitKind::Body,
+                label: format!("{SAID_LABEL}{anchor}"),
+                text,
+            });
         }
     }
     Ok(out)

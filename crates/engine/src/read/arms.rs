@@ -23,6 +23,9 @@ pub(crate) struct Candidates {
     pub titles: HashMap<String, String>,
     /// The cue that matched each cue-arm candidate best.
     pub matched_cues: HashMap<String, String>,
+    /// The cited message (`m3`) whose words gave a body-arm candidate its cosine, when
+    /// they matched better than the memory's own prose.
+    pub matched_said: HashMap<String, String>,
     /// The body cosine the semantic cut was made at (0 without vectors).
     pub body_cutoff: f64,
     /// The query's entities each entity-arm candidate mentions.
@@ -97,6 +100,11 @@ pub(crate) fn run(
                 // orders memories the lexical arm found: long chat sessions score
                 // low cosines even when they hold the answer.
                 out.body_cutoff = f64::from(hits.body_cutoff);
+                for (p, _, label) in &hits.bodies {
+                    if let Some(anchor) = label.strip_prefix(gitloom_index::SAID_LABEL) {
+                        out.matched_said.insert(p.clone(), anchor.to_owned());
+                    }
+                }
                 let corroborated = hits.bodies_below.iter().filter(|(p, c, _)| {
                     f64::from(*c) >= cfg.corroborate && lexical_paths.contains(p.as_str())
                 });

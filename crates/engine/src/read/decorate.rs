@@ -87,6 +87,11 @@ pub(crate) fn hits(
                     .contains_key(&Arm::Cues)
                     .then(|| candidates.matched_cues.get(&f.key).cloned())
                     .flatten(),
+                matched_said: f
+                    .arms
+                    .contains_key(&Arm::Bodies)
+                    .then(|| candidates.matched_said.get(&f.key).cloned())
+                    .flatten(),
                 entities: candidates
                     .entity_names
                     .get(&f.key)

@@ -61,6 +61,10 @@ pub struct Hit {
     /// The cue that matched best, when the cue arm found it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_cue: Option<String>,
+    /// The cited message (`m3` of the memory's source transcript) whose words matched
+    /// better than the memory's own prose, when the body arm found it that way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_said: Option<String>,
     /// Entities of the query this memory mentions.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub entities: Vec<String>,

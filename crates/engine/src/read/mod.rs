@@ -84,6 +84,7 @@ impl Engine {
                 matched_terms: h.matched_terms,
                 coverage: Some(h.coverage),
                 matched_cue: None,
+                matched_said: None,
                 entities: Vec::new(),
                 graph: None,
                 priors: Vec::new(),

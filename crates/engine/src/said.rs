@@ -1,0 +1,116 @@
+//! The words a memory's cited messages said, read from the session transcripts of
+//! the same tree, for the index to embed beside the memory's own prose.
+//!
+//! Ingestion cuts a message into atomic memories ("Callum proposed in Lisbon",
+//! "User had no clue"); a question worded like the message ("when did he pop the
+//! question") may match the message far better than any one fragment. The
+//! transcript (`sessions/<day>/<id>.md`, one `## m<i> <role>[ <name>]` section per
+//! message) is written once by ingestion and never edited, so a memory's cited words
+//! are read when the memory is indexed.
+
+use std::collections::HashMap;
+
+use gitloom_index::Said;
+use gitloom_model::Memory;
+use gitloom_store::{ObjectId, Store};
+
+/// Reads cited messages out of one tree's transcripts, each transcript once.
+pub(crate) struct Transcripts<'a> {
+    store: &'a Store,
+    tree: ObjectId,
+    read: HashMap<String, Option<String>>,
+}
+
+impl<'a> Transcripts<'a> {
+    pub(crate) fn new(store: &'a Store, tree: ObjectId) -> Transcripts<'a> {
+        Transcripts {
+            store,
+            tree,
+            read: HashMap::new(),
+        }
+    }
+
+    /// The messages `memory` cites in its `sources:` (`sessions/…md#m3`), in the order
+    /// cited, each once; a source that names no message, or a transcript or message
+    /// that is not in the tree, gives nothing.
+    pub(crate) fn said(&mut self, memory: &Memory) -> Vec<Said> {
+        let Some(serde_json::Value::Array(list)) = memory.front.extra.get("sources") else {
+            return Vec::new();
+        };
+        let mut out: Vec<Said> = Vec::new();
+        for source in list.iter().filter_map(|s| s.as_str()) {
+            let Some((path, anchor)) = source.split_once('#') else {
+                continue;
+            };
+            if out.iter().any(|s| s.anchor == anchor) {
+                continue;
+            }
+            if let Some(text) = self.transcript(path).and_then(|t| message(t, anchor)) {
+                out.push(Said {
+                    anchor: anchor.to_owned(),
+                    text: text.to_owned(),
+                });
+            }
+        }
+        out
+    }
+
+    fn transcript(&mut self, path: &str) -> Option<&str> {
+        if !self.read.contains_key(path) {
+            let text = self
+                .store
+                .blob_at(self.tree, path)
+                .ok()
+                .flatten()
+                .and_then(|blob| self.store.read_blob(blob).ok())
+                .and_then(|bytes| String::from_utf8(bytes).ok());
+            self.read.insert(path.to_owned(), text);
+        }
+        self.read.get(path).and_then(|t| t.as_deref())
+    }
+}
+
+/// The words of message `anchor` (`m3`) of a transcript: from its heading's line to
+/// the next message's heading (`## m4 `), whatever the words themselves contain.
+fn message<'t>(transcript: &'t str, anchor: &str) -> Option<&'t str> {
+    let n: usize = anchor.strip_prefix('m')?.parse().ok()?;
+    let start = heading(transcript, n)?;
+    let body = &transcript[start..];
+    let body = body.split_once('\n').map_or("", |(_, rest)| rest);
+    let end = heading(body, n + 1).unwrap_or(body.len());
+    let text = body[..end].trim();
+    (!text.is_empty()).then_some(text)
+}
+
+/// Where the heading of message `n` starts: a line `## m<n> <role>…`.
+fn heading(text: &str, n: usize) -> Option<usize> {
+    let mark = format!("## m{n} ");
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with(&mark) {
+            return Some(at);
+        }
+        at += line.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: &str = "# Session s1\n\ndate: 2026-04-24\n\n## m0 user\n\nWE'RE ENGAGED!!! callum proposed.\n\n## m1 assistant\n\nCongratulations!\n\n## m2 user Caroline\n\na line\n## m10 is not a heading of m2\n\n## m3 user\n\nlast\n";
+
+    #[test]
+    fn a_message_is_read_from_its_heading_to_the_next() {
+        assert_eq!(message(T, "m0"), Some("WE'RE ENGAGED!!! callum proposed."));
+        assert_eq!(message(T, "m1"), Some("Congratulations!"));
+        assert_eq!(
+            message(T, "m2"),
+            Some("a line\n## m10 is not a heading of m2")
+        );
+        assert_eq!(message(T, "m3"), Some("last"));
+        assert_eq!(message(T, "m4"), None);
+        assert_eq!(message(T, "x1"), None);
+    }
+}

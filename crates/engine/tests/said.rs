@@ -1,0 +1,170 @@
+//! A memory is found by the words of the message it cites: ingestion cuts a message
+//! into atomic memories, and a question worded like the message reaches a fragment
+//! that shares none of its words. Uses a deterministic word-hashing embedder so it
+//! runs without a model installed; the transcript is committed with `git` as
+//! ingestion commits it.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::git;
+use gitloom_engine::embed::{EmbedError, Embedder};
+use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
+
+/// Vectors from hashed words: texts sharing words get close vectors.
+struct Hashing;
+
+impl Embedder for Hashing {
+    fn model_id(&self) -> &str {
+        "test-hashing/64"
+    }
+    fn dim(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for w in t
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
+                    let h = blake3::hash(w.to_lowercase().as_bytes());
+                    v[h.as_bytes()[0] as usize % 64] += 1.0;
+                }
+                v[63] += 0.01;
+                v
+            })
+            .collect())
+    }
+    fn max_tokens(&self) -> usize {
+        256
+    }
+}
+
+const TRANSCRIPT: &str = "# Session s-0424\n\ndate: 2026-04-24\n\n## m0 user\n\nWE'RE ENGAGED!!! callum proposed in lisbon at sunset on the miradouro. i had no clue\n\n## m1 assistant\n\nCongratulations!\n";
+
+fn fragment(title: &str, sources: &[&str]) -> Vec<u8> {
+    let mut s = format!("---\ntitle: {title}\ncreated: 2026-04-24T00:00:00Z\n");
+    if !sources.is_empty() {
+        s.push_str("sources:\n");
+        for src in sources {
+            s.push_str(&format!("- {src}\n"));
+        }
+    }
+    s.push_str(&format!("---\n{title}.\n"));
+    s.into_bytes()
+}
+
+#[test]
+fn a_fragment_is_found_by_what_its_message_said() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::Given(Arc::new(Hashing)),
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    let cited = "sessions/2026-04-24/s-0424.md#m0";
+    for (path, content) in [
+        (
+            "facts/family/no-clue.md",
+            fragment("User had no clue", &[cited]),
+        ),
+        // The same words citing nothing, and a fragment citing a message the
+        // transcript does not have: neither has anything said to be found by.
+        (
+            "facts/family/no-clue-uncited.md",
+            fragment("User had no clue either", &[]),
+        ),
+        (
+            "facts/family/no-clue-missing.md",
+            fragment(
+                "User had no clue at all",
+                &["sessions/2026-04-24/s-0424.md#m7"],
+            ),
+        ),
+        (
+            "facts/home/kettle.md",
+            fragment("The kettle is descaled monthly", &[]),
+        ),
+    ] {
+        engine.write(path, &content, None).expect("write");
+    }
+    let ask = "when did callum propose in lisbon at sunset";
+    let before = engine
+        .retrieve(&RetrieveRequest::new(ask))
+        .expect("retrieve");
+    assert!(
+        before.hits.iter().all(|h| h.matched_said.is_none()),
+        "no transcript yet: {:?}",
+        before.hits
+    );
+
+    // The transcript lands after the memories citing it (a later commit, by hand):
+    // the sync reads it for them as a full rebuild would.
+    let transcript = dir.path().join("sessions/2026-04-24/s-0424.md");
+    std::fs::create_dir_all(transcript.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&transcript, TRANSCRIPT).expect("write transcript");
+    git(dir.path(), &["add", "sessions"]);
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "transcript",
+        ],
+    );
+    engine.sync().expect("sync");
+
+    let r = engine
+        .retrieve(&RetrieveRequest::new(ask))
+        .expect("retrieve");
+    let paths: Vec<&str> = r.hits.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths.first(), Some(&"facts/family/no-clue.md"), "{paths:?}");
+    assert_eq!(r.hits[0].matched_said.as_deref(), Some("m0"));
+    assert!(
+        !paths.contains(&"facts/family/no-clue-uncited.md"),
+        "{paths:?}"
+    );
+    assert!(
+        !paths.contains(&"facts/family/no-clue-missing.md"),
+        "{paths:?}"
+    );
+
+    // Asked in the fragment's own words, its own prose matches and no message is named.
+    let r = engine
+        .retrieve(&RetrieveRequest::new("user had no clue"))
+        .expect("retrieve");
+    let own = r
+        .hits
+        .iter()
+        .find(|h| h.path == "facts/family/no-clue.md")
+        .expect("found by its own words");
+    assert_eq!(own.matched_said, None);
+
+    // The incremental sync left what a rebuild from git makes.
+    let incremental = engine
+        .retrieve(&RetrieveRequest::new(ask))
+        .expect("retrieve");
+    engine.rebuild().expect("rebuild");
+    let rebuilt = engine
+        .retrieve(&RetrieveRequest::new(ask))
+        .expect("retrieve");
+    let view = |r: &gitloom_engine::Retrieval| -> Vec<(String, Option<String>)> {
+        r.hits
+            .iter()
+            .map(|h| (h.path.clone(), h.matched_said.clone()))
+            .collect()
+    };
+    assert_eq!(view(&incremental), view(&rebuilt));
+}
