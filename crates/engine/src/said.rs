@@ -10,6 +10,12 @@
 
 use std::collections::HashMap;
 
+/// At most this much of a message is kept (cut at a word): what a person says in a
+/// chat turn fits (LongMemEval's user turns: median 184 bytes, 99th percentile about
+/// 1,300), while a pasted log of a megabyte would cost thousands of embedding windows
+/// for every memory citing it. The memory's own prose is embedded whatever its length.
+pub(crate) const MAX_SAID_BYTES: usize = 4096;
+
 use gitloom_index::Said;
 use gitloom_model::Memory;
 use gitloom_store::{ObjectId, Store};
@@ -48,7 +54,7 @@ impl<'a> Transcripts<'a> {
             if let Some(text) = self.transcript(path).and_then(|t| message(t, anchor)) {
                 out.push(Said {
                     anchor: anchor.to_owned(),
-                    text: text.to_owned(),
+                    text: capped(text).to_owned(),
                 });
             }
         }
@@ -82,6 +88,21 @@ fn message<'t>(transcript: &'t str, anchor: &str) -> Option<&'t str> {
     (!text.is_empty()).then_some(text)
 }
 
+/// `text` cut to at most [`MAX_SAID_BYTES`], at the last whitespace before the bound
+/// (at a character boundary when there is none).
+fn capped(text: &str) -> &str {
+    if text.len() <= MAX_SAID_BYTES {
+        return text;
+    }
+    let mut end = MAX_SAID_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    head.rfind(char::is_whitespace)
+        .map_or(head, |i| head[..i].trim_end())
+}
+
 /// Where the heading of message `n` starts: a line `## m<n> <role>…`.
 fn heading(text: &str, n: usize) -> Option<usize> {
     let mark = format!("## m{n} ");
@@ -112,5 +133,18 @@ mod tests {
         assert_eq!(message(T, "m3"), Some("last"));
         assert_eq!(message(T, "m4"), None);
         assert_eq!(message(T, "x1"), None);
+    }
+
+    #[test]
+    fn a_long_message_is_cut_at_a_word_within_the_bound() {
+        assert_eq!(capped("short words"), "short words");
+        let long = "word ".repeat(2000);
+        let cut = capped(&long);
+        assert!(cut.len() <= MAX_SAID_BYTES && cut.len() > MAX_SAID_BYTES - 10);
+        assert!(cut.ends_with("word"), "{:?}", &cut[cut.len() - 10..]);
+        // No whitespace at all, and a multi-byte character across the bound.
+        let solid = "é".repeat(MAX_SAID_BYTES);
+        let cut = capped(&solid);
+        assert!(cut.len() <= MAX_SAID_BYTES && cut.chars().all(|c| c == 'é'));
     }
 }

@@ -131,6 +131,8 @@ class Hit(Model):
     matched_terms: List[str] = field(default_factory=list)
     coverage: Optional[float] = None
     matched_cue: Optional[str] = None
+    # The cited message (``m3``) whose words matched better than the memory's prose.
+    matched_said: Optional[str] = None
     entities: List[str] = field(default_factory=list)
     graph: Optional[GraphStep] = None
     priors: List[str] = field(default_factory=list)
