@@ -128,7 +128,7 @@ pub fn hits(hits: &[Hit]) -> Result<()> {
         let said = h
             .matched_said
             .as_ref()
-            .map(|m| format!("  (bodies: what its message {m} said)"))
+            .map(|m| format!("  (bodies: what {m} said)"))
             .unwrap_or_default();
         outln!(
             "    score {:.4}  via {}{section}{said}",

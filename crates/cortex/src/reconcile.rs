@@ -20,7 +20,7 @@ use crate::text;
 /// Key in a memory's frontmatter naming the subject it is about (see [`Fact::subject_key`]).
 pub const SUBJECT_KEY: &str = "subject";
 /// Key listing every `session#messages` a memory was built from.
-pub const SOURCES_KEY: &str = "sources";
+pub use gitloom_model::SOURCES_KEY;
 
 /// What a run learns across its sessions without asking the index again: for each
 /// subject name, the newest memory about it. Filled from the index before the run's

@@ -1,9 +1,9 @@
 //! The words a memory's cited messages said, read from the session transcripts of
 //! the same tree, for the index to embed beside the memory's own prose.
 //!
-//! Ingestion cuts a message into atomic memories ("Callum proposed in Lisbon",
-//! "User had no clue"); a question worded like the message ("when did he pop the
-//! question") may match the message far better than any one fragment. The
+//! Ingestion cuts a message into atomic memories (one per subject and clause); a
+//! question worded like the message may match the message far better than any one
+//! fragment, which keeps only a few of its words. The
 //! transcript (`sessions/<day>/<id>.md`, one `## m<i> <role>[ <name>]` section per
 //! message) is written once by ingestion and never edited, so a memory's cited words
 //! are read when the memory is indexed.
@@ -36,26 +36,23 @@ impl<'a> Transcripts<'a> {
         }
     }
 
-    /// The messages `memory` cites in its `sources:` (`sessions/…md#m3`), in the order
-    /// cited, each once; a source that names no message, or a transcript or message
-    /// that is not in the tree, gives nothing.
+    /// The messages `memory` cites (`source:` and `sources:`, `sessions/…md#m3,m5`),
+    /// in the order cited, each once; a citation that names no message, or a
+    /// transcript or message that is not in the tree, gives nothing.
     pub(crate) fn said(&mut self, memory: &Memory) -> Vec<Said> {
-        let Some(serde_json::Value::Array(list)) = memory.front.extra.get("sources") else {
-            return Vec::new();
-        };
         let mut out: Vec<Said> = Vec::new();
-        for source in list.iter().filter_map(|s| s.as_str()) {
-            let Some((path, anchor)) = source.split_once('#') else {
-                continue;
-            };
-            if out.iter().any(|s| s.anchor == anchor) {
-                continue;
-            }
-            if let Some(text) = self.transcript(path).and_then(|t| message(t, anchor)) {
-                out.push(Said {
-                    anchor: anchor.to_owned(),
-                    text: capped(text).to_owned(),
-                });
+        for cited in memory.front.citations() {
+            for n in cited.messages {
+                let source = format!("{}#m{n}", cited.file);
+                if out.iter().any(|s| s.source == source) {
+                    continue;
+                }
+                if let Some(text) = self.transcript(cited.file).and_then(|t| message(t, n)) {
+                    out.push(Said {
+                        source,
+                        text: capped(text).to_owned(),
+                    });
+                }
             }
         }
         out
@@ -76,10 +73,9 @@ impl<'a> Transcripts<'a> {
     }
 }
 
-/// The words of message `anchor` (`m3`) of a transcript: from its heading's line to
-/// the next message's heading (`## m4 `), whatever the words themselves contain.
-fn message<'t>(transcript: &'t str, anchor: &str) -> Option<&'t str> {
-    let n: usize = anchor.strip_prefix('m')?.parse().ok()?;
+/// The words of message `n` of a transcript: from its heading's line to the next
+/// message's heading (`## m4 `), whatever the words themselves contain.
+fn message(transcript: &str, n: usize) -> Option<&str> {
     let start = heading(transcript, n)?;
     let body = &transcript[start..];
     let body = body.split_once('\n').map_or("", |(_, rest)| rest);
@@ -120,19 +116,15 @@ fn heading(text: &str, n: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
-    const T: &str = "# Session s1\n\ndate: 2026-04-24\n\n## m0 user\n\nWE'RE ENGAGED!!! callum proposed.\n\n## m1 assistant\n\nCongratulations!\n\n## m2 user Caroline\n\na line\n## m10 is not a heading of m2\n\n## m3 user\n\nlast\n";
+    const T: &str = "# Session s1\n\ndate: 2026-04-24\n\n## m0 user\n\nWE'RE ENGAGED!!! he proposed.\n\n## m1 assistant\n\nCongratulations!\n\n## m2 user Caroline\n\na line\n## m10 is not a heading of m2\n\n## m3 user\n\nlast\n";
 
     #[test]
     fn a_message_is_read_from_its_heading_to_the_next() {
-        assert_eq!(message(T, "m0"), Some("WE'RE ENGAGED!!! callum proposed."));
-        assert_eq!(message(T, "m1"), Some("Congratulations!"));
-        assert_eq!(
-            message(T, "m2"),
-            Some("a line\n## m10 is not a heading of m2")
-        );
-        assert_eq!(message(T, "m3"), Some("last"));
-        assert_eq!(message(T, "m4"), None);
-        assert_eq!(message(T, "x1"), None);
+        assert_eq!(message(T, 0), Some("WE'RE ENGAGED!!! he proposed."));
+        assert_eq!(message(T, 1), Some("Congratulations!"));
+        assert_eq!(message(T, 2), Some("a line\n## m10 is not a heading of m2"));
+        assert_eq!(message(T, 3), Some("last"));
+        assert_eq!(message(T, 4), None);
     }
 
     #[test]

@@ -69,7 +69,8 @@ fn a_fragment_is_found_by_what_its_message_said() {
         },
     )
     .expect("init");
-    let cited = "sessions/2026-04-24/s-0424.md#m0";
+    // Several messages in one citation, as reconciliation writes them.
+    let cited = "sessions/2026-04-24/s-0424.md#m1,m0";
     for (path, content) in [
         (
             "facts/family/no-clue.md",
@@ -131,7 +132,10 @@ fn a_fragment_is_found_by_what_its_message_said() {
         .expect("retrieve");
     let paths: Vec<&str> = r.hits.iter().map(|h| h.path.as_str()).collect();
     assert_eq!(paths.first(), Some(&"facts/family/no-clue.md"), "{paths:?}");
-    assert_eq!(r.hits[0].matched_said.as_deref(), Some("m0"));
+    assert_eq!(
+        r.hits[0].matched_said.as_deref(),
+        Some("sessions/2026-04-24/s-0424.md#m0")
+    );
     assert!(
         !paths.contains(&"facts/family/no-clue-uncited.md"),
         "{paths:?}"

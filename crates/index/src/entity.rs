@@ -358,20 +358,16 @@ pub(crate) fn introductions(
         .collect())
 }
 
-/// The earliest message a file cites in `sources:` (`…/session.md#m4` → 4), read
+/// The earliest message a file cites in `sources:` (`…/session.md#m4,m6` → 4), read
 /// from the unknown-keys JSON the index keeps; 0 when it cites none.
 fn first_cited_message(extra: &str) -> u32 {
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(extra)
-    else {
+    let Ok(map) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(extra) else {
         return 0;
     };
-    let Some(serde_json::Value::Array(list)) = map.get("sources") else {
-        return 0;
-    };
-    list.iter()
-        .filter_map(|s| s.as_str()?.rsplit_once("#m")?.1.parse::<u32>().ok())
+    gitloom_model::cite::sources(&map)
+        .flat_map(|s| gitloom_model::Citation::parse(s).messages)
         .min()
-        .unwrap_or(0)
+        .map_or(0, |m| u32::try_from(m).unwrap_or(u32::MAX))
 }
 
 /// The entities each of `paths` mentions (ids), for paths that mention any.

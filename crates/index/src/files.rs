@@ -146,7 +146,7 @@ pub(crate) fn paths(idx: &Index) -> Result<Vec<String>, IndexError> {
     rows.collect::<Result<_, _>>().map_err(idx.err(op))
 }
 
-/// The indexed memories whose `sources:` cite a message of one of `transcripts`
+/// The indexed memories whose `source:` or `sources:` cite one of `transcripts`
 /// (session paths): what a sync re-reads when those transcripts change, so the words
 /// indexed for them follow the transcripts. One pass over the files that cite any.
 pub(crate) fn citing(idx: &Index, transcripts: &[&str]) -> Result<Vec<String>, IndexError> {
@@ -158,23 +158,26 @@ pub(crate) fn citing(idx: &Index, transcripts: &[&str]) -> Result<Vec<String>, I
     let mut st = idx
         .conn
         .prepare_cached(
-            "SELECT path, extra FROM files WHERE instr(extra, '\"sources\"') > 0 ORDER BY path",
+            "SELECT path, extra, coalesce(source, '') FROM files
+             WHERE instr(extra, '\"sources\"') > 0 OR instr(source, '#') > 0 ORDER BY path",
         )
         .map_err(idx.err(op))?;
     let rows = st
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })
         .map_err(idx.err(op))?;
     let mut out = Vec::new();
     for row in rows {
-        let (path, extra) = row.map_err(idx.err(op))?;
-        let cites = serde_json::from_str::<serde_json::Value>(&extra)
-            .ok()
-            .and_then(|v| v.get("sources").and_then(|s| s.as_array()).cloned())
-            .is_some_and(|list| {
-                list.iter()
-                    .filter_map(|s| s.as_str()?.split_once('#'))
-                    .any(|(t, _)| wanted.contains(t))
-            });
+        let (path, extra, source) = row.map_err(idx.err(op))?;
+        let cited = |raw: &str| wanted.contains(gitloom_model::Citation::parse(raw).file);
+        let cites = cited(&source)
+            || serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&extra)
+                .is_ok_and(|map| gitloom_model::cite::sources(&map).any(cited));
         if cites {
             out.push(path);
         }

@@ -85,9 +85,9 @@ CREATE VIRTUAL TABLE sections_fts USING fts5 (
 CREATE TABLE cues (path TEXT NOT NULL, ord INTEGER NOT NULL, text TEXT NOT NULL,
     PRIMARY KEY (path, ord)) WITHOUT ROWID;
 
--- The words of the messages a memory cites (anchor `m3` of its source transcript).
-CREATE TABLE said (path TEXT NOT NULL, anchor TEXT NOT NULL, text TEXT NOT NULL,
-    PRIMARY KEY (path, anchor)) WITHOUT ROWID;
+-- The words of the messages a memory cites (source `sessions/…md#m3`, one message).
+CREATE TABLE said (path TEXT NOT NULL, source TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (path, source)) WITHOUT ROWID;
 
 -- kind: 'wiki' | 'related' | 'supersedes'. resolved is NULL while dangling.
 CREATE TABLE links (

@@ -23,10 +23,10 @@ pub struct IndexedFile {
     pub said: Vec<Said>,
 }
 
-/// One cited message: its anchor in the transcript (`m3`) and its words.
+/// One cited message: its citation (`sessions/…md#m3`, one message) and its words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Said {
-    pub anchor: String,
+    pub source: String,
     pub text: String,
 }
 
@@ -298,8 +298,8 @@ fn insert_file(
     ])?;
 
     for said in &f.said {
-        c.prepare_cached("INSERT OR IGNORE INTO said (path, anchor, text) VALUES (?1, ?2, ?3)")?
-            .execute(params![path, said.anchor, said.text])?;
+        c.prepare_cached("INSERT OR IGNORE INTO said (path, source, text) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, said.source, said.text])?;
     }
 
     for (ord, s) in m.sections().iter().enumerate() {

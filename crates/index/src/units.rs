@@ -15,8 +15,8 @@ pub enum UnitKind {
     Body,
 }
 
-/// The label prefix of a unit holding a cited message's words (`said:m3`); no section
-/// anchor can start with it (anchors are slugs).
+/// The label prefix of a unit holding a cited message's words
+/// (`said:sessions/…md#m3`); no section anchor can start with it (anchors are slugs).
 pub const SAID_LABEL: &str = "said:";
 
 /// One text to embed, and where it came from.
@@ -77,7 +77,7 @@ pub(crate) fn units(idx: &Index, paths: Option<&[String]>) -> Result<Vec<EmbedUn
     let mut said: HashMap<String, Vec<(String, String)>> = HashMap::new();
     {
         let mut sd = c
-            .prepare_cached("SELECT anchor, text FROM said WHERE path = ?1 ORDER BY anchor")
+            .prepare_cached("SELECT source, text FROM said WHERE path = ?1 ORDER BY source")
             .map_err(idx.err(op))?;
         let mut st = c
             .prepare_cached("SELECT text FROM cues WHERE path = ?1 ORDER BY ord")
@@ -148,11 +148,11 @@ pub(crate) fn units(idx: &Index, paths: Option<&[String]>) -> Result<Vec<EmbedUn
             }
         }
         // The cited messages' words, prose of the memory like its body.
-        for (anchor, text) in said.remove(&path).unwrap_or_default() {
+        for (source, text) in said.remove(&path).unwrap_or_default() {
             out.push(EmbedUnit {
                 path: path.clone(),
                 kind: UnitKind::Body,
-                label: format!("{SAID_LABEL}{anchor}"),
+                label: format!("{SAID_LABEL}{source}"),
                 text,
             });
         }

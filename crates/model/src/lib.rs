@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod body;
+pub mod cite;
 pub mod entity;
 pub mod memory;
 pub mod path;
@@ -16,6 +17,7 @@ pub mod text;
 pub mod when;
 
 pub use body::{Section, WikiLink};
+pub use cite::{Citation, SOURCES_KEY};
 pub use entity::{EntityRef, fold_name};
 pub use memory::{Frontmatter, MAX_MEMORY_BYTES, Memory, MemoryError, Related, TimelineEntry};
 pub use path::{Area, PathError, StorePath, Tier, is_committable, normalise_topic, slugify};

@@ -227,16 +227,19 @@ fn chain(
 /// transcript read at the commit with the cited messages marked. Several citations
 /// of one transcript are shown once, with all their messages marked.
 fn sources(store: &Store, commit: ObjectId, m: &Memory) -> Result<Vec<Source>, WebError> {
-    let mut raws: Vec<String> = m.front.source.iter().cloned().collect();
-    if let Some(list) = m.front.extra.get("sources").and_then(|v| v.as_array()) {
-        raws.extend(list.iter().filter_map(|v| v.as_str().map(str::to_owned)));
-    }
+    let raws: Vec<String> = m
+        .front
+        .source
+        .iter()
+        .cloned()
+        .chain(gitloom_model::cite::sources(&m.front.extra).map(str::to_owned))
+        .collect();
     let mut out: Vec<Source> = Vec::new();
     // transcript path -> cited message indexes
     let mut cited: Vec<(String, BTreeSet<usize>)> = Vec::new();
     for raw in raws {
-        let (file, fragment) = raw.split_once('#').unwrap_or((raw.as_str(), ""));
-        let file = file.trim();
+        let citation = gitloom_model::Citation::parse(&raw);
+        let file = citation.file;
         let is_transcript = file.starts_with("sessions/") && StorePath::parse(file).is_ok();
         if !is_transcript {
             if !out.iter().any(|s| s.raw == raw) {
@@ -248,10 +251,7 @@ fn sources(store: &Store, commit: ObjectId, m: &Memory) -> Result<Vec<Source>, W
             }
             continue;
         }
-        let indexes: BTreeSet<usize> = fragment
-            .split(',')
-            .filter_map(|f| f.trim().strip_prefix('m')?.parse().ok())
-            .collect();
+        let indexes: BTreeSet<usize> = citation.messages.into_iter().collect();
         match cited.iter_mut().find(|(p, _)| p == file) {
             Some((_, set)) => set.extend(indexes),
             None => {

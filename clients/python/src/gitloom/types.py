@@ -131,7 +131,7 @@ class Hit(Model):
     matched_terms: List[str] = field(default_factory=list)
     coverage: Optional[float] = None
     matched_cue: Optional[str] = None
-    # The cited message (``m3``) whose words matched better than the memory's prose.
+    # The cited message (``sessions/…md#m3``) whose words matched better than the memory's prose.
     matched_said: Optional[str] = None
     entities: List[str] = field(default_factory=list)
     graph: Optional[GraphStep] = None

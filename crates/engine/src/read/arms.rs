@@ -23,7 +23,7 @@ pub(crate) struct Candidates {
     pub titles: HashMap<String, String>,
     /// The cue that matched each cue-arm candidate best.
     pub matched_cues: HashMap<String, String>,
-    /// The cited message (`m3`) whose words gave a body-arm candidate its cosine, when
+    /// The cited message (`sessions/…md#m3`) whose words gave a body-arm candidate its cosine, when
     /// they matched better than the memory's own prose.
     pub matched_said: HashMap<String, String>,
     /// The body cosine the semantic cut was made at (0 without vectors).

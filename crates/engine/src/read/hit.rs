@@ -61,8 +61,8 @@ pub struct Hit {
     /// The cue that matched best, when the cue arm found it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_cue: Option<String>,
-    /// The cited message (`m3` of the memory's source transcript) whose words matched
-    /// better than the memory's own prose, when the body arm found it that way.
+    /// The cited message (`sessions/…md#m3`) whose words matched better than the
+    /// memory's own prose, when the body arm found it that way.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_said: Option<String>,
     /// Entities of the query this memory mentions.

@@ -196,25 +196,17 @@ fn citations(
     m: &Memory,
     by_transcript: &BTreeMap<String, String>,
 ) -> (BTreeSet<MessageRef>, BTreeSet<String>) {
-    let mut anchors: Vec<String> = m.front.source.iter().cloned().collect();
-    if let Some(serde_json::Value::Array(list)) = m.front.extra.get("sources") {
-        anchors.extend(list.iter().filter_map(|v| v.as_str().map(str::to_owned)));
-    }
     let (mut cites, mut sessions) = (BTreeSet::new(), BTreeSet::new());
-    for a in anchors {
-        let (file, frag) = a.split_once('#').map_or((a.as_str(), ""), |(f, r)| (f, r));
-        let Some(session) = by_transcript.get(file) else {
+    for cited in m.front.citations() {
+        let Some(session) = by_transcript.get(cited.file) else {
             continue;
         };
         sessions.insert(session.clone());
-        // `#m3`, or several: `#m3,m5`.
-        for part in frag.split(',') {
-            if let Some(i) = part.trim().strip_prefix('m').and_then(|n| n.parse().ok()) {
-                cites.insert(MessageRef {
-                    session: session.clone(),
-                    index: i,
-                });
-            }
+        for index in cited.messages {
+            cites.insert(MessageRef {
+                session: session.clone(),
+                index,
+            });
         }
     }
     (cites, sessions)

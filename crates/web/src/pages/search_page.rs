@@ -79,7 +79,7 @@ fn results(urls: &Urls, v: &SearchView) -> Markup {
                                     @if let Some(c) = h.coverage { "(coverage " (format!("{c:.2}")) ")" } }
                             }
                             @if let Some(c) = &h.matched_cue { p { "matched cue: " q { (c) } } }
-                            @if let Some(m) = &h.matched_said { p { "matched what was said: message " (m) } }
+                            @if let Some(m) = &h.matched_said { p { "matched what was said: " (m) } }
                             @if !h.entities.is_empty() { p { "entities of the question it mentions: " (h.entities.join(", ")) } }
                             @if let Some(s) = &h.section { p { "section: " (s.heading) " (lines " (s.start_line) "–" (s.end_line) ")" } }
                         }
