@@ -49,3 +49,37 @@ pub fn shared_data() -> Option<PathBuf> {
     );
     data.is_dir().then_some(data)
 }
+
+/// A deterministic embedder for tests that need vectors without a model: each word
+/// hashed to one of 64 dimensions, so texts sharing words get close vectors and
+/// identical texts identical ones.
+pub struct WordHashing;
+
+impl gitloom_engine::embed::Embedder for WordHashing {
+    fn model_id(&self) -> &str {
+        "test-hashing/64"
+    }
+    fn dim(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, gitloom_engine::embed::EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for w in t
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
+                    let h = blake3::hash(w.to_lowercase().as_bytes());
+                    v[h.as_bytes()[0] as usize % 64] += 1.0;
+                }
+                v[63] += 0.01;
+                v
+            })
+            .collect())
+    }
+    fn max_tokens(&self) -> usize {
+        256
+    }
+}

@@ -8,41 +8,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::git;
-use gitloom_engine::embed::{EmbedError, Embedder};
+use common::{WordHashing as Hashing, git};
 use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
-
-/// Vectors from hashed words: texts sharing words get close vectors.
-struct Hashing;
-
-impl Embedder for Hashing {
-    fn model_id(&self) -> &str {
-        "test-hashing/64"
-    }
-    fn dim(&self) -> usize {
-        64
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                for w in t
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| !w.is_empty())
-                {
-                    let h = blake3::hash(w.to_lowercase().as_bytes());
-                    v[h.as_bytes()[0] as usize % 64] += 1.0;
-                }
-                v[63] += 0.01;
-                v
-            })
-            .collect())
-    }
-    fn max_tokens(&self) -> usize {
-        256
-    }
-}
 
 const TRANSCRIPT: &str = "# Session s-0424\n\ndate: 2026-04-24\n\n## m0 user\n\nWE'RE ENGAGED!!! callum proposed in lisbon at sunset on the miradouro. i had no clue\n\n## m1 assistant\n\nCongratulations!\n";
 
