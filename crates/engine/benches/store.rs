@@ -8,7 +8,7 @@
 //! the model's cost and measured by `cargo bench -p gitloom-embed`, is left out
 //! of the retrieve figures.
 //! `GITLOOM_BENCH_CONCURRENT_FROM=N` (or `never`) sets the arena size from which the
-//! semantic scan runs on the helper thread beside the lexical arm;
+//! semantic scan runs on the worker thread beside the lexical arm;
 //! `GITLOOM_BENCH_AB=never,4096` adds, after the table, passes in which each query is
 //! retrieved under both settings in turn (same moments, same load; answers compared).
 //! A hand-written harness, not criterion: each case needs a 10,000+ file store built

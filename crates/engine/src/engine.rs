@@ -70,7 +70,7 @@ pub struct Engine {
     /// while the lexical arm reads the index ([`Engine::set_concurrent_arms_from`]).
     pub(crate) concurrent_from: usize,
     /// The read path's second thread, started by the first retrieve that uses it.
-    pub(crate) helper: crate::read::helper::Helper,
+    pub(crate) worker: crate::read::worker::Worker,
 }
 
 /// A memory file read at a revision.
@@ -181,7 +181,7 @@ impl Engine {
             commits: Default::default(),
             parsed: Default::default(),
             concurrent_from: crate::read::CONCURRENT_ARMS_FROM,
-            helper: Default::default(),
+            worker: Default::default(),
         };
         if let OpenStatus::Reset { reason } = status {
             engine.warn(format!(

@@ -1,4 +1,4 @@
-//! The semantic arms' scan on the engine's helper thread, beside the lexical arm, gives
+//! The semantic arms' scan on the engine's worker thread, beside the lexical arm, gives
 //! the same retrievals as the two arms one after the other: every field but the
 //! timings, with explain, under both fusions, scoped by tier and topic, and without an
 //! embedder. Uses a deterministic word-hashing embedder so it runs without a model.
@@ -91,8 +91,8 @@ fn store(embedder: EmbedderChoice) -> (tempfile::TempDir, Engine) {
     (dir, engine)
 }
 
-/// Every request, answered with the scan on the helper thread and on the caller's,
-/// several times over in alternation (so the helper is found both idle and busy).
+/// Every request, answered with the scan on the worker thread and on the caller's,
+/// several times over in alternation (so the worker is found both idle and busy).
 fn assert_same_either_way(engine: &mut Engine, what: &str) {
     let reqs = requests();
     engine.set_concurrent_arms_from(usize::MAX);

@@ -12,9 +12,9 @@ use super::analysis::Analysis;
 use super::arm::Arm;
 use super::config::RetrieveConfig;
 use super::fusion::{ArmList, Fusion};
-use super::helper::Helper;
 use super::request::{RetrieveRequest, in_scope};
 use super::timings::{Timings, ms};
+use super::worker::Worker;
 use crate::error::Result;
 use crate::semantic::{Semantic, SemanticCut};
 
@@ -39,7 +39,7 @@ pub(crate) struct Candidates {
 }
 
 /// Runs every arm for `q`. With an arena of at least `concurrent_from` rows the
-/// semantic arms' scan is handed to the engine's [`Helper`] thread while this one runs
+/// semantic arms' scan is handed to the engine's [`Worker`] thread while this one runs
 /// the lexical arm: the scan reads only the arena and the query's vector, the lexical
 /// arm only the index, and each list is built from the same inputs either way, so the
 /// candidates are the same. Under that size the hand-over costs more than the overlap
@@ -52,7 +52,7 @@ pub(crate) fn run(
     req: &RetrieveRequest,
     q: &Analysis,
     cfg: &RetrieveConfig,
-    helper: &Helper,
+    worker: &Worker,
     concurrent_from: usize,
     timings: &mut Timings,
     warnings: &mut Vec<String>,
@@ -88,7 +88,7 @@ pub(crate) fn run(
             match found {
                 Ok(s) if s.rows() >= concurrent_from => {
                     let (qv, req) = (qv.to_vec(), req.clone());
-                    let job = helper.submit(move || {
+                    let job = worker.submit(move || {
                         let t = Instant::now();
                         let hits = s.search(&qv, depth, cut, &|p| in_scope(&req, p));
                         (hits, found_ms + ms(t))

@@ -12,7 +12,7 @@
 //! - [`analysis`]: the question read once (terms, shape, dates, tier, answer type,
 //!   entities) with the workspace's one word splitter.
 //! - [`arms`]: each arm runs once and returns raw scores, best first (on a large
-//!   arena the semantic scan runs on the engine's [`helper`] thread beside the
+//!   arena the semantic scan runs on the engine's [`worker`] thread beside the
 //!   lexical arm).
 //! - [`fusion`]: best cosine plus a share of lexical coverage (or weighted
 //!   reciprocal rank, and always without vectors); an arm counts once per candidate.
@@ -36,13 +36,13 @@ pub mod evidence;
 pub mod fusion;
 pub(crate) mod gates;
 pub(crate) mod graph;
-pub(crate) mod helper;
 pub mod hit;
 pub(crate) mod judge;
 pub(crate) mod priors;
 pub mod request;
 pub mod rerank;
 pub(crate) mod timings;
+pub(crate) mod worker;
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -58,7 +58,7 @@ use request::RetrieveRequest;
 use timings::Timings;
 
 /// The arena size (rows: cues and body chunks) from which the semantic arms' scan
-/// runs on the helper thread beside the lexical arm (`Engine::set_concurrent_arms_from`).
+/// runs on the worker thread beside the lexical arm (`Engine::set_concurrent_arms_from`).
 /// Under it the hand-over costs about what the overlap saves: in the engine bench
 /// (~4.2 rows per memory) 200 and 500 memories were 0.07–0.08 ms slower side by
 /// side, 1,000 and 2,000 memories 0.45–0.54 ms faster (BENCHMARKS.md, session 27).
@@ -168,7 +168,7 @@ impl Engine {
             req,
             &q,
             cfg,
-            &self.helper,
+            &self.worker,
             self.concurrent_from,
             &mut timings,
             &mut warnings,

@@ -1,11 +1,11 @@
 //! A second thread for the read path: one job at a time is handed to it, and whoever
-//! gets to the job first runs it, the helper or the caller.
+//! gets to the job first runs it, the worker or the caller.
 //!
 //! The semantic arms' scan reads only the arena and the query's vector, so it can run
 //! beside the lexical arm, which reads the index on the caller's thread. A thread
 //! spawned per retrieve measured worse than none on a busy 2-core machine: a new
 //! thread waits for a core, and the caller then waits for it (BENCHMARKS.md,
-//! session 27). So the helper is started once per engine, and a job it has not begun
+//! session 27). So the worker is started once per engine, and a job it has not begun
 //! when the caller is ready for its result is taken back and run by the caller: the
 //! caller never waits for a thread that has not started, only for one that is
 //! running its job. Results do not depend on who ran the job.
@@ -16,14 +16,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 type Task = Box<dyn FnOnce() + Send>;
 
-/// The engine's helper thread, started by the first job handed to it.
+/// The engine's worker thread, started by the first job handed to it.
 #[derive(Default)]
-pub(crate) struct Helper {
+pub(crate) struct Worker {
     /// `None` when the thread could not be started: jobs then run on the caller.
     tasks: OnceLock<Option<Sender<Task>>>,
 }
 
-/// A job handed to the [`Helper`]; [`Job::join`] gives its result.
+/// A job handed to the [`Worker`]; [`Job::join`] gives its result.
 pub(crate) struct Job<T>(Arc<Shared<T>>);
 
 struct Shared<T> {
@@ -34,9 +34,9 @@ struct Shared<T> {
 enum State<T> {
     /// Not begun: whoever takes it runs it.
     Queued(Box<dyn FnOnce() -> T + Send>),
-    /// Taken (by the helper, or by the caller, which then does not look again).
+    /// Taken (by the worker, or by the caller, which then does not look again).
     Running,
-    /// Run by the helper; a panic is kept to be raised on the caller's thread.
+    /// Run by the worker; a panic is kept to be raised on the caller's thread.
     Done(std::thread::Result<T>),
 }
 
@@ -44,8 +44,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl Helper {
-    /// Hands `f` to the helper thread; the caller gets its result from the job.
+impl Worker {
+    /// Hands `f` to the worker thread; the caller gets its result from the job.
     pub(crate) fn submit<T, F>(&self, f: F) -> Job<T>
     where
         T: Send + 'static,
@@ -65,14 +65,14 @@ impl Helper {
                         task();
                     }
                 })
-                .map_err(|e| tracing::warn!("no helper thread for the read path: {e}"))
+                .map_err(|e| tracing::warn!("no worker thread for the read path: {e}"))
                 .ok()
                 .map(|_| tx)
         });
         if let Some(tx) = tasks {
             let theirs = shared.clone();
             let task: Task = Box::new(move || theirs.run_if_queued());
-            // A helper that has gone away leaves the job queued: the caller runs it.
+            // A worker that has gone away leaves the job queued: the caller runs it.
             let _ = tx.send(task);
         }
         Job(shared)
@@ -80,7 +80,7 @@ impl Helper {
 }
 
 impl<T> Shared<T> {
-    /// The helper's side: run the job unless the caller has taken it.
+    /// The worker's side: run the job unless the caller has taken it.
     fn run_if_queued(&self) {
         let f = {
             let mut state = lock(&self.state);
@@ -99,7 +99,7 @@ impl<T> Shared<T> {
 }
 
 impl<T> Job<T> {
-    /// The job's result: run here if the helper has not begun it, else waited for. A
+    /// The job's result: run here if the worker has not begun it, else waited for. A
     /// panic in the job is raised here, as if the caller had run it.
     pub(crate) fn join(self) -> T {
         let mut state = lock(&self.0.state);
@@ -125,16 +125,16 @@ mod tests {
 
     #[test]
     fn every_job_gives_its_result_whoever_runs_it() {
-        let helper = Helper::default();
+        let worker = Worker::default();
         for i in 0..200u64 {
-            let job = helper.submit(move || (0..=i).sum::<u64>());
+            let job = worker.submit(move || (0..=i).sum::<u64>());
             if i % 3 == 0 {
                 std::thread::yield_now();
             }
             assert_eq!(job.join(), i * (i + 1) / 2);
         }
         // Several jobs queued at once, joined out of order.
-        let jobs: Vec<Job<u64>> = (0..20u64).map(|i| helper.submit(move || i * 2)).collect();
+        let jobs: Vec<Job<u64>> = (0..20u64).map(|i| worker.submit(move || i * 2)).collect();
         for (i, job) in jobs.into_iter().enumerate().rev() {
             assert_eq!(job.join(), i as u64 * 2);
         }
@@ -142,14 +142,20 @@ mod tests {
 
     #[test]
     fn a_panic_in_a_job_reaches_the_caller() {
-        let helper = Helper::default();
+        let worker = Worker::default();
         for _ in 0..20 {
-            let job = helper.submit(|| -> u8 { panic!("scan failed") });
-            std::thread::sleep(std::time::Duration::from_millis(1));
+            // The job says when it has begun, so this is the worker's panic, kept and
+            // raised here, not the caller's own.
+            let (began, begun) = std::sync::mpsc::channel();
+            let job = worker.submit(move || -> u8 {
+                let _ = began.send(());
+                panic!("scan failed")
+            });
+            begun.recv().expect("the worker began the job");
             let caught = catch_unwind(AssertUnwindSafe(|| job.join()));
             assert!(caught.is_err());
         }
-        // The helper still runs jobs after one panicked.
-        assert_eq!(helper.submit(|| 7u8).join(), 7);
+        // The worker still runs jobs after one panicked.
+        assert_eq!(worker.submit(|| 7u8).join(), 7);
     }
 }
