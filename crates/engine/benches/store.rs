@@ -7,6 +7,10 @@
 //! dimension, not on what made the vectors), and the query embedding, which is
 //! the model's cost and measured by `cargo bench -p gitloom-embed`, is left out
 //! of the retrieve figures.
+//! `GITLOOM_BENCH_CONCURRENT_FROM=N` (or `never`) sets the arena size from which the
+//! semantic scan runs on the worker thread beside the lexical arm;
+//! `GITLOOM_BENCH_AB=never,4096` adds, after the table, passes in which each query is
+//! retrieved under both settings in turn (same moments, same load; answers compared).
 //! A hand-written harness, not criterion: each case needs a 10,000+ file store built
 //! first, and what we want is the median and p95 of a handful of runs, printed as
 //! one table that BENCHMARKS.md quotes.
@@ -90,7 +94,14 @@ fn bench_size(n: usize, all_arms: bool) {
         },
         ..Default::default()
     };
-    let engine = Engine::init_with(dir.path(), options).expect("init");
+    let mut engine = Engine::init_with(dir.path(), options).expect("init");
+    // `GITLOOM_BENCH_CONCURRENT_FROM=N` (or `never`): the arena size from which the
+    // semantic scan runs beside the lexical arm, instead of the engine's default.
+    match std::env::var("GITLOOM_BENCH_CONCURRENT_FROM").as_deref() {
+        Ok("never") => engine.set_concurrent_arms_from(usize::MAX),
+        Ok(n) => engine.set_concurrent_arms_from(n.parse().expect("a row count or `never`")),
+        Err(_) => {}
+    }
     let files = gitloom_synth::corpus(n, 42);
 
     let t = Instant::now();
@@ -159,6 +170,62 @@ fn bench_size(n: usize, all_arms: bool) {
         .map(|(k, v)| format!("{k} {:.2}", median(v)))
         .collect();
     println!("|  | stage p50s (ms): {} |", parts.join(", "));
+    // `GITLOOM_BENCH_AB=never,0`: after the table, every query is retrieved once under
+    // each of the two concurrency settings, in alternating order, for
+    // `GITLOOM_BENCH_AB_PASSES` passes (default 3): the two settings are measured at
+    // the same moments, under the same load, and their answers compared.
+    if let Ok(ab) = std::env::var("GITLOOM_BENCH_AB") {
+        let settings: Vec<(String, usize)> = ab
+            .split(',')
+            .map(|v| {
+                let rows = if v == "never" {
+                    usize::MAX
+                } else {
+                    v.parse().expect("a row count or `never`")
+                };
+                (v.to_owned(), rows)
+            })
+            .collect();
+        assert_eq!(settings.len(), 2, "GITLOOM_BENCH_AB takes two settings");
+        let passes: usize = std::env::var("GITLOOM_BENCH_AB_PASSES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3);
+        let mut totals = [Vec::new(), Vec::new()];
+        let mut differing = 0;
+        let mut i = 0usize;
+        for _ in 0..passes {
+            for q in &queries {
+                let mut answers = Vec::new();
+                for k in [i % 2, (i + 1) % 2] {
+                    engine.set_concurrent_arms_from(settings[k].1);
+                    let r = engine
+                        .retrieve(&RetrieveRequest::new(q.as_str()))
+                        .expect("retrieve");
+                    let t = &r.timings_ms;
+                    let embed = t.get("embed_query").copied().unwrap_or(0.0);
+                    totals[k].push(t["total"] - embed);
+                    let hits: Vec<String> = r
+                        .hits
+                        .iter()
+                        .map(|h| serde_json::to_string(h).expect("a hit serialises"))
+                        .collect();
+                    answers.push(hits);
+                }
+                differing += usize::from(answers[0] != answers[1]);
+                i += 1;
+            }
+        }
+        for (k, (name, _)) in settings.iter().enumerate() {
+            println!(
+                "|  | concurrent from {name}: retrieve p50 {:.2} ms, p95 {:.2} ms ({} retrieves) |",
+                median(&mut totals[k]),
+                pct(&mut totals[k], 0.95),
+                totals[k].len()
+            );
+        }
+        println!("|  | answers differing between the two: {differing} of {i} |");
+    }
     // For a profiler: `GITLOOM_BENCH_PROFILE_PASSES=N` runs N more passes over the
     // queries after the table, announced on stderr with the process id so that
     // `perf record -p` can attach to the warm read path alone.

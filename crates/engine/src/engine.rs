@@ -66,6 +66,11 @@ pub struct Engine {
     pub(crate) commits: crate::group::CommitQueue,
     /// The memories writes parsed, for the sync that indexes them (`parsed.rs`).
     pub(crate) parsed: crate::parsed::Parsed,
+    /// The arena size (rows) from which the semantic arms' scan runs on a second thread
+    /// while the lexical arm reads the index ([`Engine::set_concurrent_arms_from`]).
+    pub(crate) concurrent_from: usize,
+    /// The read path's second thread, started by the first retrieve that uses it.
+    pub(crate) worker: crate::read::worker::Worker,
 }
 
 /// A memory file read at a revision.
@@ -175,6 +180,8 @@ impl Engine {
             opening_sync: Mutex::new(None),
             commits: Default::default(),
             parsed: Default::default(),
+            concurrent_from: crate::read::CONCURRENT_ARMS_FROM,
+            worker: Default::default(),
         };
         if let OpenStatus::Reset { reason } = status {
             engine.warn(format!(
@@ -213,6 +220,14 @@ impl Engine {
 
     pub fn set_config(&mut self, config: RetrieveConfig) {
         self.config = config;
+    }
+
+    /// From how many arena rows the semantic arms' scan runs on a thread of its own,
+    /// beside the lexical arm (default [`crate::read::CONCURRENT_ARMS_FROM`]; 0: always,
+    /// `usize::MAX`: never). Speed only: either way the arms compute the same lists
+    /// from the same inputs, so retrievals are identical (a test holds them to it).
+    pub fn set_concurrent_arms_from(&mut self, rows: usize) {
+        self.concurrent_from = rows;
     }
 
     pub(crate) fn warn(&self, msg: String) {

@@ -406,21 +406,36 @@ impl Semantic {
         Ok(v)
     }
 
+    /// The arena the semantic arms scan for `commit` of `index` (see
+    /// [`Semantic::arena`]): once it is in hand the scan reads nothing of the index, so
+    /// it can run on another thread while the lexical arm reads the index.
+    pub(crate) fn scanner(&self, index: &Index, commit: &str) -> Result<Scanner> {
+        Ok(Scanner(self.arena(index, commit, None)?))
+    }
+}
+
+/// One arena, ready to be scanned by the semantic arms ([`Semantic::scanner`]).
+pub(crate) struct Scanner(Arc<Built>);
+
+impl Scanner {
+    /// Rows in the arena (cues and body chunks).
+    pub(crate) fn rows(&self) -> usize {
+        self.0.arena.len()
+    }
+
     /// Scores the query against every cue and body vector in one pass; returns each
     /// arm's best cosine per file after the adaptive cut `cut`, and the body cutoff
     /// (the bar the judge raises body evidence to).
     pub(crate) fn search(
         &self,
-        index: &Index,
-        commit: &str,
         query_vec: &[f32],
         depth: usize,
         cut: SemanticCut,
         keep: &dyn Fn(&str) -> bool,
-    ) -> Result<SemanticHits> {
-        let built = self.arena(index, commit, None)?;
+    ) -> SemanticHits {
+        let built = &self.0;
         if built.arena.is_empty() {
-            return Ok(SemanticHits::default());
+            return SemanticHits::default();
         }
         // Several rows per file (cues, chunks): over-fetch, then keep each file's best.
         let per_kind = built.arena.scan_per_kind(query_vec, depth * 4);
@@ -445,7 +460,7 @@ impl Semantic {
                 out.body_cutoff = cutoff;
             }
         }
-        Ok(out)
+        out
     }
 }
 

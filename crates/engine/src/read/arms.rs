@@ -4,14 +4,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use gitloom_index::{Index, LexicalQuery};
+use std::time::Instant;
+
+use gitloom_index::{Index, LexicalHit, LexicalQuery};
 
 use super::analysis::Analysis;
 use super::arm::Arm;
 use super::config::RetrieveConfig;
 use super::fusion::{ArmList, Fusion};
 use super::request::{RetrieveRequest, in_scope};
-use super::timings::Timings;
+use super::timings::{Timings, ms};
+use super::worker::Worker;
 use crate::error::Result;
 use crate::semantic::{Semantic, SemanticCut};
 
@@ -35,7 +38,12 @@ pub(crate) struct Candidates {
     pub unlisted: HashMap<String, [Option<f32>; 2]>,
 }
 
-/// Runs every arm for `q`.
+/// Runs every arm for `q`. With an arena of at least `concurrent_from` rows the
+/// semantic arms' scan is handed to the engine's [`Worker`] thread while this one runs
+/// the lexical arm: the scan reads only the arena and the query's vector, the lexical
+/// arm only the index, and each list is built from the same inputs either way, so the
+/// candidates are the same. Under that size the hand-over costs more than the overlap
+/// saves.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     index: &Index,
@@ -44,19 +52,65 @@ pub(crate) fn run(
     req: &RetrieveRequest,
     q: &Analysis,
     cfg: &RetrieveConfig,
+    worker: &Worker,
+    concurrent_from: usize,
     timings: &mut Timings,
     warnings: &mut Vec<String>,
 ) -> Result<Candidates> {
     let depth = cfg.depth.max(req.limit);
     let mut out = Candidates::default();
-    timings.start();
-    let lexical = index.lexical(&LexicalQuery {
-        text: req.query.clone(),
-        limit: depth,
-        tier: req.tier,
-        topic: req.topic.clone(),
-        decorate: Some(0),
-    })?;
+    let lexical_arm = || -> Result<(Vec<LexicalHit>, f64)> {
+        let t = Instant::now();
+        let hits = index.lexical(&LexicalQuery {
+            text: req.query.clone(),
+            limit: depth,
+            tier: req.tier,
+            topic: req.topic.clone(),
+            decorate: Some(0),
+        })?;
+        Ok((hits, ms(t)))
+    };
+    // The arena is found (or loaded, or built) here, on this thread: that may read the
+    // index. Its failure only skips the semantic arms, as the scan's would.
+    let (lexical, scanned) = match semantic {
+        None => (lexical_arm()?, None),
+        Some((sem, qv)) => {
+            let t = Instant::now();
+            // Reciprocal rank counts a poor cosine at rank 3 as much as a good one, so
+            // its lists are cut where the distribution falls off; score fusion weighs
+            // each cosine itself and keeps them all.
+            let cut = cfg.semantic.unwrap_or_else(|| match cfg.fusion {
+                Fusion::Rrf => SemanticCut::for_model(sem.model_id()),
+                Fusion::Scores => SemanticCut::KEEP_ALL,
+            });
+            let found = sem.scanner(index, commit);
+            let found_ms = ms(t);
+            match found {
+                Ok(s) if s.rows() >= concurrent_from => {
+                    let (qv, req) = (qv.to_vec(), req.clone());
+                    let job = worker.submit(move || {
+                        let t = Instant::now();
+                        let hits = s.search(&qv, depth, cut, &|p| in_scope(&req, p));
+                        (hits, found_ms + ms(t))
+                    });
+                    // Joined before the lexical arm's error is returned: the job
+                    // borrows nothing, but its panic is still this call's.
+                    let lexical = lexical_arm();
+                    let hits = job.join();
+                    (lexical?, Some(Ok(hits)))
+                }
+                Ok(s) => {
+                    let lexical = lexical_arm()?;
+                    let t = Instant::now();
+                    let hits = s.search(qv, depth, cut, &|p| in_scope(req, p));
+                    (lexical, Some(Ok((hits, found_ms + ms(t)))))
+                }
+                Err(e) => (lexical_arm()?, Some(Err((e, found_ms)))),
+            }
+        }
+    };
+
+    let ((lexical, lexical_ms), t) = (lexical, Instant::now());
     out.titles = lexical
         .iter()
         .map(|h| (h.path.clone(), h.title.clone()))
@@ -70,20 +124,13 @@ pub(crate) fn run(
         },
         items: lexical.iter().map(|h| (h.path.clone(), h.score)).collect(),
     });
-    timings.stop("lexical");
+    timings.add("lexical", lexical_ms + ms(t));
 
-    if let Some((sem, qv)) = semantic {
-        timings.start();
+    if let Some(scanned) = scanned {
+        let t = Instant::now();
         let lexical_paths: HashSet<&str> = lexical.iter().map(|h| h.path.as_str()).collect();
-        // Reciprocal rank counts a poor cosine at rank 3 as much as a good one, so
-        // its lists are cut where the distribution falls off; score fusion weighs
-        // each cosine itself and keeps them all.
-        let cut = cfg.semantic.unwrap_or_else(|| match cfg.fusion {
-            Fusion::Rrf => SemanticCut::for_model(sem.model_id()),
-            Fusion::Scores => SemanticCut::KEEP_ALL,
-        });
-        match sem.search(index, commit, qv, depth, cut, &|p| in_scope(req, p)) {
-            Ok(hits) => {
+        let scan_ms = match scanned {
+            Ok((hits, scan_ms)) => {
                 for (p, _, label) in &hits.cues {
                     out.matched_cues.insert(p.clone(), label.clone());
                 }
@@ -119,10 +166,14 @@ pub(crate) fn run(
                         .map(|(p, c, _)| (p.clone(), f64::from(*c)))
                         .collect(),
                 });
+                scan_ms
             }
-            Err(e) => warnings.push(format!("semantic arms skipped: {e}")),
-        }
-        timings.stop("semantic");
+            Err((e, scan_ms)) => {
+                warnings.push(format!("semantic arms skipped: {e}"));
+                scan_ms
+            }
+        };
+        timings.add("semantic", scan_ms + ms(t));
     }
 
     timings.start();

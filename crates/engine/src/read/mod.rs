@@ -11,7 +11,9 @@
 //!
 //! - [`analysis`]: the question read once (terms, shape, dates, tier, answer type,
 //!   entities) with the workspace's one word splitter.
-//! - [`arms`]: each arm runs once and returns raw scores, best first.
+//! - [`arms`]: each arm runs once and returns raw scores, best first (on a large
+//!   arena the semantic scan runs on the engine's [`worker`] thread beside the
+//!   lexical arm).
 //! - [`fusion`]: best cosine plus a share of lexical coverage (or weighted
 //!   reciprocal rank, and always without vectors); an arm counts once per candidate.
 //! - [`graph`]: neighbours of the strongest hits, when the question calls for it.
@@ -40,6 +42,7 @@ pub(crate) mod priors;
 pub mod request;
 pub mod rerank;
 pub(crate) mod timings;
+pub(crate) mod worker;
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -53,6 +56,13 @@ use arm::Arm;
 use hit::{ArmCandidates, ArmScore, Hit, Retrieval};
 use request::RetrieveRequest;
 use timings::Timings;
+
+/// The arena size (rows: cues and body chunks) from which the semantic arms' scan
+/// runs on the worker thread beside the lexical arm (`Engine::set_concurrent_arms_from`).
+/// Under it the hand-over costs about what the overlap saves: in the engine bench
+/// (~4.2 rows per memory) 200 and 500 memories were 0.07–0.08 ms slower side by
+/// side, 1,000 and 2,000 memories 0.45–0.54 ms faster (BENCHMARKS.md, session 27).
+pub const CONCURRENT_ARMS_FROM: usize = 4096;
 
 impl Engine {
     /// Lexical search only: the raw BM25 arm, no fusion or floor.
@@ -158,6 +168,8 @@ impl Engine {
             req,
             &q,
             cfg,
+            &self.worker,
+            self.concurrent_from,
             &mut timings,
             &mut warnings,
         )?;

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// Times stages one after another: `start`, then `stop(name)`.
+/// Times stages one after another: `start`, then `stop(name)`; or a stage timed
+/// apart (`add`): the lexical and semantic arms may run at the same time, and then
+/// their two figures overlap (their sum exceeds the wall time they took).
 #[derive(Debug)]
 pub(crate) struct Timings {
     pub(crate) map: BTreeMap<String, f64>,
@@ -26,12 +28,18 @@ impl Timings {
         self.map.insert(stage.to_owned(), ms(self.at));
     }
 
+    /// Records `ms` milliseconds under `stage`.
+    pub fn add(&mut self, stage: &str, ms: f64) {
+        self.map.insert(stage.to_owned(), ms);
+    }
+
     /// Records the time since `since` under `stage`.
     pub fn since(&mut self, stage: &str, since: Instant) {
         self.map.insert(stage.to_owned(), ms(since));
     }
 }
 
-fn ms(t: Instant) -> f64 {
+/// Milliseconds since `t`.
+pub(crate) fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
