@@ -10,39 +10,29 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{git, memory};
+use common::{WordHashing, git, memory};
 use gitloom_engine::embed::{EmbedError, Embedder, StoredArena};
 use gitloom_engine::{ArenaUpdate, EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
 
-/// Vectors from hashed words: similar texts get similar vectors, deterministically.
+/// The shared word-hashing embedder, counting the calls made to it.
+#[derive(Default)]
 struct Hashing {
     calls: AtomicUsize,
 }
 
 impl Embedder for Hashing {
     fn model_id(&self) -> &str {
-        "test-hashing/32"
+        WordHashing.model_id()
     }
     fn dim(&self) -> usize {
-        32
+        WordHashing.dim()
     }
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 32];
-                for w in t.split_whitespace() {
-                    let h = blake3::hash(w.to_lowercase().as_bytes());
-                    v[h.as_bytes()[0] as usize % 32] += 1.0;
-                }
-                v[31] += 0.01;
-                v
-            })
-            .collect())
+        WordHashing.embed(texts)
     }
     fn max_tokens(&self) -> usize {
-        256
+        WordHashing.max_tokens()
     }
 }
 
@@ -84,9 +74,7 @@ fn top_paths(engine: &Engine, q: &str) -> Vec<String> {
 
 #[test]
 fn sync_keeps_the_arena_equal_to_a_fresh_build() {
-    let e = Arc::new(Hashing {
-        calls: AtomicUsize::new(0),
-    });
+    let e = Arc::new(Hashing::default());
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::init_with(dir.path(), options(&e)).expect("init");
     let topics = ["pets", "work", "home", "travel"];
@@ -177,9 +165,7 @@ fn sync_keeps_the_arena_equal_to_a_fresh_build() {
 
 #[test]
 fn a_cold_process_uses_the_stored_arena_and_rebuilds_a_stale_or_damaged_one() {
-    let e = Arc::new(Hashing {
-        calls: AtomicUsize::new(0),
-    });
+    let e = Arc::new(Hashing::default());
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::init_with(dir.path(), options(&e)).expect("init");
     engine

@@ -3,44 +3,16 @@
 //! timings, with explain, under both fusions, scoped by tier and topic, and without an
 //! embedder. Uses a deterministic word-hashing embedder so it runs without a model.
 
+mod common;
+
 use std::sync::Arc;
 
-use gitloom_engine::embed::{EmbedError, Embedder};
+use common::WordHashing;
 use gitloom_engine::{
     EmbedderChoice, Engine, EngineOptions, Fusion, RetrieveConfig, RetrieveRequest,
 };
 use gitloom_model::{StorePath, Tier};
-
-/// Vectors from hashed words: similar texts get similar vectors, deterministically.
-struct Hashing;
-
-impl Embedder for Hashing {
-    fn model_id(&self) -> &str {
-        "test-hashing/48"
-    }
-    fn dim(&self) -> usize {
-        48
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 48];
-                for w in t.split_whitespace() {
-                    let h = blake3::hash(w.to_lowercase().as_bytes());
-                    let b = h.as_bytes();
-                    v[usize::from(b[0]) % 48] += 1.0;
-                    v[usize::from(b[1]) % 48] -= 0.5;
-                }
-                v[47] += 0.01;
-                v
-            })
-            .collect())
-    }
-    fn max_tokens(&self) -> usize {
-        64
-    }
-}
+use gitloom_synth::SynthFile;
 
 /// A retrieval as JSON, without the timings (which differ from run to run).
 fn answer(engine: &Engine, req: &RetrieveRequest) -> serde_json::Value {
@@ -69,14 +41,9 @@ fn requests() -> Vec<RetrieveRequest> {
     out
 }
 
-fn store(embedder: EmbedderChoice) -> (tempfile::TempDir, Engine) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let options = EngineOptions {
-        embedder,
-        ..Default::default()
-    };
-    let engine = Engine::init_with(dir.path(), options).expect("init");
-    let files = gitloom_synth::corpus(300, 5)
+/// Synthetic files as one write batch.
+fn batch(files: Vec<SynthFile>) -> Vec<(StorePath, Option<Vec<u8>>)> {
+    files
         .into_iter()
         .map(|f| {
             (
@@ -84,9 +51,22 @@ fn store(embedder: EmbedderChoice) -> (tempfile::TempDir, Engine) {
                 Some(f.content.into_bytes()),
             )
         })
-        .collect();
+        .collect()
+}
+
+fn store(embedder: EmbedderChoice) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = EngineOptions {
+        embedder,
+        ..Default::default()
+    };
+    let engine = Engine::init_with(dir.path(), options).expect("init");
     engine
-        .write_batch(files, "import: 300 synthetic".into(), None)
+        .write_batch(
+            batch(gitloom_synth::corpus(300, 5)),
+            "import: 300 synthetic".into(),
+            None,
+        )
         .expect("import");
     (dir, engine)
 }
@@ -122,7 +102,7 @@ fn assert_same_either_way(engine: &mut Engine, what: &str) {
 
 #[test]
 fn the_arms_side_by_side_answer_as_one_after_the_other() {
-    let (_dir, mut engine) = store(EmbedderChoice::Given(Arc::new(Hashing)));
+    let (_dir, mut engine) = store(EmbedderChoice::Given(Arc::new(WordHashing)));
     let with_semantic = answer(&engine, &RetrieveRequest::new("where is my passport"));
     assert!(
         with_semantic["warnings"].is_null(),
@@ -138,17 +118,9 @@ fn the_arms_side_by_side_answer_as_one_after_the_other() {
     engine.set_config(RetrieveConfig::default());
     // A change after the first retrieves: the arena is rebuilt on the caller's thread
     // and the scan still agrees.
-    let edits = gitloom_synth::edits(&gitloom_synth::corpus(300, 5), 20, 9, 1)
-        .into_iter()
-        .map(|f| {
-            (
-                StorePath::parse(&f.path).expect("synth paths are valid"),
-                Some(f.content.into_bytes()),
-            )
-        })
-        .collect();
+    let edits = gitloom_synth::edits(&gitloom_synth::corpus(300, 5), 20, 9, 1);
     engine
-        .write_batch(edits, "edit: 20".into(), None)
+        .write_batch(batch(edits), "edit: 20".into(), None)
         .expect("edit");
     assert_same_either_way(&mut engine, "after an edit");
 }
