@@ -73,6 +73,7 @@ static RE: LazyLock<Regex> = LazyLock::new(|| {
       | \b(?P<my_m>{MONTH_RE})\s+(?P<my_y>(?:19|20)\d{{2}})\b
       | \b(?P<ago_n>{num})\s+(?P<ago_u>day|week|month|year)s?\s+ago\b
       | \b(?P<rel_w>next|last|this|on)\s+(?P<rel_wd>{WEEKDAY_RE})\b
+      | \b(?:(?P<bare_every>every|each)\s+)?(?P<bare_wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
       | \b(?P<rel_u>next|last|this)\s+(?P<rel_uu>week|month|year|weekend)\b
       | \b(?P<the_d>the\s+(?P<the_n>\d{{1,2}})(?:st|nd|rd|th))\b
       | \b(?P<word>the\s+day\s+before\s+yesterday|yesterday|today|tonight|tomorrow|this\s+morning|this\s+afternoon|this\s+evening|last\s+night)\b
@@ -398,6 +399,23 @@ fn interpret(
         };
         return Some((date, false, Some(format!("on {wd} {}", spoken(date)))));
     }
+    if let Some(wd) = g("bare_wd") {
+        // A weekday with no word before it ("we had a leaving curry on the curry mile
+        // tuesday") is a date only in a clause told in the past: the last one. Else it
+        // is as often a habit or a schedule ("office days are tuesday and wednesday"),
+        // as is "every tuesday" in any tense; only the full name, since "wed" and "sat"
+        // are words of their own.
+        if context.day_follows || context.tense != Tense::Past || g("bare_every").is_some() {
+            return None;
+        }
+        let day = weekday_of(wd)?;
+        let date = weekday_rel(anchor, "last", day);
+        return Some((
+            date,
+            false,
+            Some(format!("on {} {}", weekday_name(day), spoken(date))),
+        ));
+    }
     if let (Some(rel), Some(u)) = (g("rel_u"), g("rel_uu")) {
         let rel = rel.to_lowercase();
         let sign: i64 = match rel.as_str() {
@@ -585,6 +603,16 @@ mod tests {
         // Only to the end of the clause: the next sentence's verb is not the date's.
         let (_, f) = resolve("Dinner on Friday. It was lovely last time", tue);
         assert_eq!(f[0].date, d("2025-06-27"));
+        // With no word before it, only in the past, and never a habit.
+        let (t, f) = resolve("We had a leaving curry on the curry mile tuesday", tue);
+        assert_eq!(f[0].date, d("2025-06-17"));
+        assert!(t.ends_with("curry mile on Tuesday 17 June 2025"), "{t}");
+        let (t, f) = resolve("Office days are tuesday and wednesday", tue);
+        assert!(f.is_empty(), "{t}");
+        let (_, f) = resolve("I swam every friday", tue);
+        assert!(f.is_empty());
+        let (_, f) = resolve("Book club moved to thursdays", tue);
+        assert!(f.is_empty());
     }
 
     #[test]

@@ -257,10 +257,47 @@ impl Extractor for OfflineExtractor {
             // for the drug calcs section" is the only place the section is named, "remind
             // me in October to post it" is a plan, a recipe's imperatives are its steps.
             let acts: Vec<Act> = clauses.iter().map(|c| speech::act(c, addressed)).collect();
-            let kept = |a: Act| !matches!(a, Act::Chatter | Act::Question);
+            let kept = |a: Act| !matches!(a, Act::Chatter | Act::Question | Act::Remark);
+            // The unit the message's last kept clause went to, for a remark on it.
+            let mut last_placed: Option<usize> = None;
             for (ci, clause) in clauses.iter().enumerate() {
                 let clause = clause.clone();
                 let act = acts[ci];
+                if act == Act::Remark {
+                    // "met marcus on teams yesterday. seems fine? very dry.": with the
+                    // statement before it in the message, else leading into the next.
+                    let said =
+                        subject::third_person(&clause, &speaker, other.as_deref(), addressed);
+                    let said = capitalise(&dates::resolve(&said, anchor).0);
+                    match (last_placed, &mut lead_in) {
+                        (Some(i), _) => {
+                            let u = &mut units[i];
+                            let said = match &u.subject {
+                                Subject::Entity(e)
+                                    if matches!(e.kind.as_deref(), Some("person" | "pet")) =>
+                                {
+                                    subject::name_pronoun(&said, &e.name)
+                                }
+                                _ => said,
+                            };
+                            if !u.sentences.contains(&said) {
+                                u.sentences.push(said);
+                                u.raw.push(clause);
+                            }
+                        }
+                        (None, Some((raw, lead))) => {
+                            raw.push(' ');
+                            raw.push_str(&clause);
+                            lead.push(' ');
+                            lead.push_str(&said);
+                        }
+                        (None, None) if acts[ci + 1..].iter().any(|a| kept(*a)) => {
+                            lead_in = Some((clause, said));
+                        }
+                        (None, None) => {}
+                    }
+                    continue;
+                }
                 if !kept(act) {
                     continue;
                 }
@@ -385,6 +422,8 @@ impl Extractor for OfflineExtractor {
                     }
                     let first_of_message =
                         target.map_or(units.len() == first_unit, |i| i == first_unit);
+                    let placed = target.unwrap_or(units.len());
+                    last_placed = Some(placed);
                     let u = match target {
                         Some(i) => &mut units[i],
                         None => {
@@ -447,6 +486,7 @@ impl Extractor for OfflineExtractor {
                             u.unresolved.push(w.norm.clone());
                         }
                     }
+                    let fresh = u.sentences.is_empty();
                     if let Some((raw, said)) = lead_in.take() {
                         if u.sentences.is_empty() {
                             u.lead += 1;
@@ -456,7 +496,7 @@ impl Extractor for OfflineExtractor {
                     }
                     // The first thing said in reply, with no subject of its own, is
                     // an answer to the question before.
-                    if u.sentences.is_empty() && !opens && first_of_message {
+                    if fresh && !opens && first_of_message {
                         u.answers = asked.clone();
                     }
                     let resolved = match &u.subject {
@@ -1154,5 +1194,27 @@ mod tests {
         ]);
         about(&facts, "drug calcs section");
         about(&facts, "start of October");
+    }
+
+    #[test]
+    fn a_short_remark_stays_with_what_it_remarks_on() {
+        // After a statement: with it. First in the message: leading into the next.
+        let facts = extract_turns(&[
+            ("assistant", "How was the new supervisor?"),
+            (
+                "user",
+                "met marcus on teams yesterday. seems fine? very dry. we're doing \
+                 fortnightly catch ups",
+            ),
+            ("assistant", "What matters most in the next car?"),
+            ("user", "reliable. buses to the hospital at 7pm are grim"),
+        ]);
+        let marcus = about(&facts, "Met marcus");
+        assert!(marcus.body.contains("Seems fine? Very dry."), "{facts:#?}");
+        let buses = about(&facts, "Buses to the hospital");
+        assert!(buses.body.contains("Reliable."), "{facts:#?}");
+        assert!(buses.title.starts_with("Buses"), "{facts:#?}");
+        // Said alone, or with only chatter, a remark is not kept by itself.
+        assert!(extract("very dry. thanks!").is_empty());
     }
 }

@@ -17,6 +17,10 @@ pub enum Act {
     /// Asks the assistant to do something ("help me draft the postmortem"). Kept as
     /// what the speaker said: what someone asks for says what they want or plan.
     Request,
+    /// A remark too short to stand alone ("very dry", "seems fine?", "reliable."): one
+    /// word of content, kept with the statement it comments on in its message, since
+    /// it is still something the speaker said about it.
+    Remark,
     /// Greetings, thanks, acknowledgements: nothing to keep.
     Chatter,
 }
@@ -625,10 +629,14 @@ pub fn act(sentence: &str, addressed: bool) -> Act {
         .iter()
         .filter(|n| !ACKS.contains(&n.as_str()) && !gitloom_model::text::is_stopword(n))
         .count();
-    if content == 0 || (norms.len() <= 3 && content <= 1 && !sentence.contains(char::is_numeric)) {
+    let you = has("you") || has("you're") || has("your") || has("you'll") || has("u");
+    if content == 0 {
         return Act::Chatter;
     }
-    let you = has("you") || has("you're") || has("your") || has("you'll") || has("u");
+    if norms.len() <= 3 && content <= 1 && !sentence.contains(char::is_numeric) {
+        // "you sure?", "see you": said to the assistant, not about anything.
+        return if you { Act::Chatter } else { Act::Remark };
+    }
     let question = sentence.trim_end().ends_with('?');
     // A rule: opens with a rule word or an imperative of one ("never put…", "don't
     // message me…", "always remind me…, will you?"), or says "from now on".
@@ -827,6 +835,12 @@ mod tests {
             Act::Question
         );
         assert_eq!(act("thanks!", true), Act::Chatter);
+        assert_eq!(act("ok cool", true), Act::Chatter);
+        // One word of content, too little to stand alone: kept with what it remarks on.
+        assert_eq!(act("very dry.", true), Act::Remark);
+        assert_eq!(act("seems fine?", true), Act::Remark);
+        assert_eq!(act("reliable.", true), Act::Remark);
+        assert_eq!(act("you sure?", true), Act::Chatter);
         assert_eq!(
             act(
                 "before we start working together, some background so you don't keep asking",
