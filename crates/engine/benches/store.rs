@@ -226,6 +226,12 @@ fn bench_size(n: usize, all_arms: bool) {
         }
         println!("|  | answers differing between the two: {differing} of {i} |");
     }
+    // `GITLOOM_BENCH_DUMP=FILE`: every query retrieved once more with `explain`, one
+    // JSON line each (timings and build left out), so that two builds' answers can be
+    // compared line by line.
+    if let Ok(path) = std::env::var("GITLOOM_BENCH_DUMP") {
+        dump_answers(&engine, &queries, &path);
+    }
     // For a profiler: `GITLOOM_BENCH_PROFILE_PASSES=N` runs N more passes over the
     // queries after the table, announced on stderr with the process id so that
     // `perf record -p` can attach to the warm read path alone.
@@ -244,6 +250,24 @@ fn bench_size(n: usize, all_arms: bool) {
             }
         }
         eprintln!("profile passes: done");
+    }
+}
+
+/// Writes each query's retrieval with `explain` (hits, scores, arms, the judge's
+/// record), without `timings_ms` and `build`, one JSON line per query.
+fn dump_answers(engine: &Engine, queries: &[String], path: &str) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("dump file"));
+    for q in queries {
+        let mut req = RetrieveRequest::new(q.as_str());
+        req.explain = true;
+        let r = engine.retrieve(&req).expect("retrieve");
+        let mut v = serde_json::to_value(&r).expect("a retrieval serialises");
+        if let Some(o) = v.as_object_mut() {
+            o.remove("timings_ms");
+            o.remove("build");
+        }
+        writeln!(out, "{v}").expect("dump line");
     }
 }
 

@@ -105,13 +105,34 @@ impl Built {
     /// The arena rows (cues and body chunks) of `path`, found by binary search: keys
     /// are in path order and each key's rows contiguous and in key order, as a full
     /// build makes them and [`merge`] keeps them (its test holds it to a full build).
+    /// A path's keys and rows are few (a cue or two, a few body chunks), so their ends
+    /// are found by galloping from their starts rather than by a search of the rest.
     fn rows_of(&self, path: &str) -> std::ops::Range<usize> {
         let path_of = |k: usize| self.labels.get(k).map_or("", |(p, _)| p);
         let first = lower_bound(self.labels.len(), |k| path_of(k) < path);
-        let end = first + lower_bound(self.labels.len() - first, |i| path_of(first + i) == path);
+        let end =
+            first + lower_bound_near(self.labels.len() - first, |i| path_of(first + i) == path);
         let key_of = |row: usize| self.arena.meta(row).map_or(u32::MAX, |(k, _)| k) as usize;
         let rows = self.arena.len();
-        lower_bound(rows, |r| key_of(r) < first)..lower_bound(rows, |r| key_of(r) < end)
+        let start = lower_bound(rows, |r| key_of(r) < first);
+        start..start + lower_bound_near(rows - start, |i| key_of(start + i) < end)
+    }
+}
+
+/// [`lower_bound`] for an answer expected near 0: probes 0, 1, 3, 7, … until
+/// `before` is false, then searches the last step. The same answer whenever
+/// `before` is true on a prefix, in O(log answer) probes instead of O(log n).
+fn lower_bound_near(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut step) = (0, 1);
+    loop {
+        // Every index under `lo` is known to be `before`.
+        let probe = lo + step - 1;
+        if probe >= n || !before(probe) {
+            let hi = probe.min(n);
+            return lo + lower_bound(hi - lo, |i| before(lo + i));
+        }
+        lo = probe + 1;
+        step *= 2;
     }
 }
 
@@ -477,14 +498,21 @@ impl Semantic {
         paths: &[&str],
     ) -> Result<HashMap<String, [Option<f32>; 2]>> {
         let built = self.arena(index, commit, None)?;
-        let mut out: HashMap<String, [Option<f32>; 2]> = HashMap::new();
-        for &path in paths {
-            let rows: Vec<usize> = built.rows_of(path).collect();
-            if rows.is_empty() {
-                continue;
-            }
-            let best = out.entry(path.to_owned()).or_default();
-            for h in built.arena.score_rows(query_vec, &rows) {
+        // Every path's rows scored in one call: the query is prepared once, not
+        // once per path.
+        let ranges: Vec<(&str, std::ops::Range<usize>)> = paths
+            .iter()
+            .map(|&p| (p, built.rows_of(p)))
+            .filter(|(_, r)| !r.is_empty())
+            .collect();
+        let rows: Vec<usize> = ranges.iter().flat_map(|(_, r)| r.clone()).collect();
+        let hits = built.arena.score_rows(query_vec, &rows);
+        let mut out: HashMap<String, [Option<f32>; 2]> = HashMap::with_capacity(ranges.len());
+        // The hits come in the rows' order, so each path's are the next run of them.
+        let mut next = hits.iter().peekable();
+        for (path, range) in &ranges {
+            let best = out.entry((*path).to_owned()).or_default();
+            while let Some(h) = next.next_if(|h| range.contains(&h.row)) {
                 let slot = &mut best[usize::from(h.kind != 0)];
                 *slot = Some(slot.map_or(h.cosine, |c| c.max(h.cosine)));
             }
@@ -639,6 +667,22 @@ fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Galloping finds what the binary search finds, for every answer and length.
+    #[test]
+    fn lower_bound_near_agrees_with_lower_bound() {
+        for n in 0..70 {
+            for answer in 0..=n {
+                let before = |i: usize| i < answer;
+                assert_eq!(
+                    lower_bound_near(n, before),
+                    lower_bound(n, before),
+                    "{n} {answer}"
+                );
+                assert_eq!(lower_bound_near(n, before), answer);
+            }
+        }
+    }
 
     fn unit(path: &str, kind: UnitKind, label: &str) -> EmbedUnit {
         EmbedUnit {

@@ -95,9 +95,11 @@ pub struct Index {
     /// and queries share terms. Cleared by every apply here; `PRAGMA data_version`
     /// catches commits made by other connections.
     doc_freq_memo: std::cell::RefCell<Option<doc_freq::Memo>>,
-    /// The rows each full-text expression matched over a rowid range, kept for the
-    /// length of one read transaction ([`Index::read`], `ranged.rs`).
-    range_memo: std::cell::RefCell<ranged::RangeMemo>,
+    /// The rows each full-text expression matched, with the database version they
+    /// were read at (`ranged.rs`): coverage, judging and the shown hits' sections ask
+    /// one query's terms, and queries share terms. Cleared by every apply here, as
+    /// the document frequencies are.
+    walk_memo: std::cell::RefCell<ranged::WalkMemo>,
     /// Term aliases widening lexical queries (`vocab.rs`), set by the engine from the
     /// store's `vocab/` files, with the key (the `vocab/` tree id) they were read at,
     /// and the root tree they were last checked against.
@@ -180,7 +182,12 @@ impl Index {
     /// Applies one changeset in one transaction.
     pub fn apply(&mut self, batch: &SyncBatch) -> Result<ApplyStats, IndexError> {
         self.doc_freq_memo.borrow_mut().take();
-        sync::apply(self, batch)
+        self.walk_memo.borrow_mut().clear();
+        let applied = sync::apply(self, batch);
+        // This connection's own commit does not move `PRAGMA data_version`: a walk
+        // read while applying (none is today) must not outlive it.
+        self.walk_memo.borrow_mut().clear();
+        applied
     }
 
     /// The lexical (BM25) arm.
@@ -228,10 +235,7 @@ impl Index {
             .execute_batch("BEGIN")
             .map_err(self.err(op))
             .map_err(E::from)?;
-        // The snapshot is fixed until COMMIT: full-text walks may be reused until then.
-        self.range_memo.borrow_mut().open();
         let out = f(self);
-        self.range_memo.borrow_mut().close();
         // Ending a transaction that only read cannot lose anything; its error is
         // reported only when the reads themselves succeeded.
         let end = self.conn.execute_batch("COMMIT");

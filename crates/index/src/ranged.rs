@@ -1,18 +1,31 @@
-//! Full-text matches among a given set of rows, one MATCH per expression over the
-//! rows' rowid range, filtered here.
+//! Full-text matches among a given set of rows: one MATCH per expression over the
+//! whole table, kept, and filtered here.
 //!
 //! Why not `MATCH ? AND rowid IN (…)`: FTS5 takes a rowid list as one full-text
 //! query per id (one xFilter each). Coverage asked that of 150 candidates for 8
-//! terms, ~1,200 queries, ~17 ms of a 10k-memory retrieve; over the range it is 8.
+//! terms, ~1,200 queries, ~17 ms of a 10k-memory retrieve; walking each term's
+//! postings once is 8. The row ids are hashes of the paths, so the candidates of a
+//! query span nearly the whole rowid range: bounding the walk by their range saved
+//! next to nothing.
 //!
-//! Inside one read transaction ([`Index::read`]) the rows each expression matched
-//! over a range are kept ([`RangeMemo`]): the read path asks the same terms of the
-//! fused candidates (coverage) and then of the judged head, whose ids lie in the
-//! candidates' range, and the second walk of each term's postings is answered from
-//! the first. The snapshot cannot change inside the transaction, so neither can
-//! the answer; the memo is dropped when the transaction ends.
+//! The rows each expression matched are kept ([`WalkMemo`]) with the database
+//! version they were read at, as document frequencies are (`doc_freq.rs`): one
+//! retrieve asks the same terms of the fused candidates (coverage), of the judged
+//! head and of the shown hits' sections, and queries share terms; a walk of a
+//! common term is the costly one (it steps every file holding it out of SQLite).
+//! Which rows match an expression depends on the expression and the index alone,
+//! so a kept walk is what a fresh one would give while the version holds. Every
+//! apply on this connection drops the memo (`PRAGMA data_version` does not move for
+//! a connection's own commits); another connection's commit moves the version.
+
+use std::collections::{HashMap, VecDeque};
 
 use crate::{Index, IndexError};
+
+/// Row ids kept at most, over all walks (8 bytes each: 8 MiB). Past it the oldest
+/// walks go first; the newest is always kept, so one retrieve's later asks of a
+/// term reuse its walk even when that walk alone is over the bound.
+const MEMO_ROWS: usize = 1 << 20;
 
 /// A full-text table of the index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,61 +37,71 @@ pub(crate) enum FtsTable {
 }
 
 impl FtsTable {
+    /// Its place in [`WalkMemo`]'s maps.
+    fn slot(self) -> usize {
+        match self {
+            FtsTable::Files => 0,
+            FtsTable::Sections => 1,
+        }
+    }
+
     fn sql(self) -> &'static str {
         match self {
-            FtsTable::Files => {
-                "SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3"
-            }
-            FtsTable::Sections => {
-                "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3"
-            }
+            FtsTable::Files => "SELECT rowid FROM fts WHERE fts MATCH ?1",
+            FtsTable::Sections => "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1",
         }
     }
 }
 
-/// Every row one expression matched over `lo..=hi`, in rowid order.
-#[derive(Debug)]
-struct Walked {
-    table: FtsTable,
-    expr: String,
-    lo: i64,
-    hi: i64,
-    rows: Vec<i64>,
+/// The walks kept at one database version.
+#[derive(Debug, Default)]
+pub(crate) struct WalkMemo {
+    /// `PRAGMA data_version` the walks were read at; `None`: nothing kept.
+    version: Option<i64>,
+    /// Per table ([`FtsTable::slot`]) and expression, every row it matched, sorted.
+    walks: [HashMap<String, Vec<i64>>; 2],
+    /// Keys of `walks`, oldest first, for eviction.
+    order: VecDeque<(FtsTable, String)>,
+    /// Rows held in `walks`.
+    rows: usize,
 }
 
-/// The walks of one read transaction; `None` outside one (nothing is kept then).
-#[derive(Debug, Default)]
-pub(crate) struct RangeMemo(Option<Vec<Walked>>);
-
-impl RangeMemo {
-    /// Starts keeping walks (a read transaction began).
-    pub(crate) fn open(&mut self) {
-        self.0 = Some(Vec::new());
+impl WalkMemo {
+    /// Drops every walk (this connection is about to write, or has written).
+    pub(crate) fn clear(&mut self) {
+        *self = WalkMemo::default();
     }
 
-    /// Drops every walk and keeps no more (the transaction ended).
-    pub(crate) fn close(&mut self) {
-        self.0 = None;
+    /// Keeps the walks only if they were read at `version`.
+    fn at(&mut self, version: i64) {
+        if self.version != Some(version) {
+            self.clear();
+            self.version = Some(version);
+        }
     }
 
-    /// The rows of a kept walk of `expr` over a range holding `lo..=hi`.
-    fn find(&self, table: FtsTable, expr: &str, lo: i64, hi: i64) -> Option<&[i64]> {
-        self.0
-            .as_ref()?
-            .iter()
-            .find(|w| w.table == table && w.expr == expr && w.lo <= lo && hi <= w.hi)
-            .map(|w| w.rows.as_slice())
+    fn get(&self, table: FtsTable, expr: &str) -> Option<&[i64]> {
+        self.walks[table.slot()].get(expr).map(Vec::as_slice)
     }
 
-    fn keep(&mut self, walked: Walked) {
-        if let Some(v) = self.0.as_mut() {
-            v.push(walked);
+    fn keep(&mut self, table: FtsTable, expr: &str, rows: Vec<i64>) {
+        self.rows += rows.len();
+        match self.walks[table.slot()].insert(expr.to_owned(), rows) {
+            Some(old) => self.rows -= old.len(),
+            None => self.order.push_back((table, expr.to_owned())),
+        }
+        while self.rows > MEMO_ROWS && self.order.len() > 1 {
+            if let Some((t, e)) = self.order.pop_front()
+                && let Some(rows) = self.walks[t.slot()].remove(&e)
+            {
+                self.rows -= rows.len();
+            }
         }
     }
 }
 
 /// For each MATCH expression of `exprs`, in order, the rows of `ids` that match it
-/// (in rowid order). Empty lists when `ids` is empty.
+/// (in rowid order, each once). Empty lists when `ids` is empty.
 pub(crate) fn matching(
     idx: &Index,
     table: FtsTable,
@@ -86,50 +109,59 @@ pub(crate) fn matching(
     ids: &[i64],
     op: &'static str,
 ) -> Result<Vec<Vec<i64>>, IndexError> {
-    let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
+    if ids.is_empty() {
         return Ok(vec![Vec::new(); exprs.len()]);
-    };
-    // Sorted, for a binary search per matched row (cheaper than hashing each one).
+    }
     let mut wanted: Vec<i64> = ids.to_vec();
     wanted.sort_unstable();
     wanted.dedup();
-    let is_wanted = |id: &i64| wanted.binary_search(id).is_ok();
+    let version = data_version(idx, op)?;
+    let mut memo = idx.walk_memo.borrow_mut();
+    memo.at(version);
     let mut out = Vec::with_capacity(exprs.len());
     for e in exprs {
-        let memo = idx.range_memo.borrow();
-        let got = match memo.find(table, e, lo, hi) {
-            Some(rows) => rows.iter().copied().filter(is_wanted).collect(),
-            None => {
-                drop(memo);
-                let rows = walk(idx, table, e, lo, hi, op)?;
-                let got = rows.iter().copied().filter(is_wanted).collect();
-                idx.range_memo.borrow_mut().keep(Walked {
-                    table,
-                    expr: e.clone(),
-                    lo,
-                    hi,
-                    rows,
-                });
-                got
-            }
-        };
-        out.push(got);
+        if memo.get(table, e).is_none() {
+            let rows = walk(idx, table, e, op)?;
+            memo.keep(table, e, rows);
+        }
+        out.push(among(memo.get(table, e).unwrap_or_default(), &wanted));
     }
     Ok(out)
 }
 
-/// Every row `expr` matches over `lo..=hi`, in rowid order.
+/// The ids of `wanted` (sorted, distinct) found in `rows` (sorted): a binary search
+/// per wanted id, not a pass over every row a common term matched.
+fn among(rows: &[i64], wanted: &[i64]) -> Vec<i64> {
+    wanted
+        .iter()
+        .copied()
+        .filter(|id| rows.binary_search(id).is_ok())
+        .collect()
+}
+
+/// The connection's `PRAGMA data_version`: it moves when another connection commits.
+fn data_version(idx: &Index, op: &'static str) -> Result<i64, IndexError> {
+    idx.conn
+        .prepare_cached("PRAGMA data_version")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(idx.err(op))
+}
+
+/// Every row `expr` matches, sorted.
 fn walk(
     idx: &Index,
     table: FtsTable,
     expr: &str,
-    lo: i64,
-    hi: i64,
     op: &'static str,
 ) -> Result<Vec<i64>, IndexError> {
     let mut st = idx.conn.prepare_cached(table.sql()).map_err(idx.err(op))?;
     let rows = st
-        .query_map(rusqlite::params![expr, lo, hi], |r| r.get::<_, i64>(0))
+        .query_map([expr], |r| r.get::<_, i64>(0))
         .map_err(idx.err(op))?;
-    rows.collect::<Result<_, _>>().map_err(idx.err(op))
+    let mut rows: Vec<i64> = rows.collect::<Result<_, _>>().map_err(idx.err(op))?;
+    // FTS5 returns rowid order already; sorting makes the binary search's premise
+    // this function's own (a sorted run costs one pass).
+    rows.sort_unstable();
+    rows.dedup();
+    Ok(rows)
 }

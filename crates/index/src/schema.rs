@@ -179,7 +179,7 @@ fn wrap(conn: Connection, path: PathBuf) -> Index {
         vocab_key: None,
         vocab_tree: None,
         doc_freq_memo: std::cell::RefCell::new(None),
-        range_memo: std::cell::RefCell::new(Default::default()),
+        walk_memo: std::cell::RefCell::new(Default::default()),
     }
 }
 

@@ -341,10 +341,9 @@ fn terms_in_most_files_are_not_scored_but_change_no_ranking() {
     assert_eq!(hits.len(), 5);
 }
 
-/// Inside one read transaction the rows a term matched over the candidates' range are
-/// reused for later asks whose ids lie in that range (`ranged.rs`): what they answer
-/// must equal fresh reads outside a transaction, for a subset, for ids outside the
-/// first range, for paths not indexed and for a path asked twice.
+/// The rows a term matched are reused for later asks (`ranged.rs`): what they answer
+/// inside one read transaction must equal fresh reads outside it, for a subset, for
+/// ids outside the first asks' range, for paths not indexed and for a path asked twice.
 #[test]
 fn reused_term_walks_answer_as_fresh_ones() {
     let (_dir, mut idx) = temp_index();
@@ -479,6 +478,99 @@ fn kept_document_frequencies_answer_as_fresh_ones() {
             ));
         }
         other.apply(&upserts("c4", kilns)).expect("apply elsewhere");
+    }
+    check(&idx, "after another connection's commit");
+}
+
+/// Term walks are kept across asks and transactions with the database version they
+/// were read at (`ranged.rs`): matched terms, coverage and the best section read
+/// through the memo must equal those of a fresh connection, in a read transaction and
+/// out of one, after this connection applies a batch, and after another connection
+/// commits one.
+#[test]
+fn kept_term_walks_answer_as_fresh_ones() {
+    use gitloom_index::Index;
+    let text = |i: usize, a: &str, b: &str| {
+        format!("---\ntitle: note {i}\n---\nIntro {i}.\n\n## First\n{a}\n\n## Second\n{b}\n")
+    };
+    let (_dir, mut idx) = temp_index();
+    let mut files = Vec::new();
+    for i in 0..60 {
+        let (a, b) = match i % 3 {
+            0 => ("The kiln fired pottery.", "A walk by the river."),
+            1 => ("Glaze notes.", "Pottery by the kiln."),
+            _ => ("River market.", "Nothing else."),
+        };
+        files.push(file(&format!("facts/p/t{i:03}.md"), &text(i, a, b)));
+    }
+    idx.apply(&upserts("c1", files)).expect("apply");
+    let paths: Vec<String> = (0..60).map(|i| format!("facts/p/t{i:03}.md")).collect();
+    let some: Vec<String> = paths.iter().step_by(2).cloned().collect();
+    let some_refs: Vec<&str> = some.iter().map(String::as_str).collect();
+    let path = idx.path().to_path_buf();
+    let check = |idx: &Index, label: &str| {
+        let (fresh, _) = Index::open(&path).expect("fresh connection");
+        for query in ["kiln pottery", "river glaze market", "walk"] {
+            let kept = idx
+                .read(|idx| -> Result<_, gitloom_index::IndexError> {
+                    Ok((
+                        idx.term_matches(query, &some_refs)?,
+                        idx.lexical_details(query, &some, Decor::Full)?,
+                    ))
+                })
+                .expect("kept");
+            assert_eq!(
+                kept.0,
+                fresh.term_matches(query, &some_refs).expect("fresh"),
+                "{label}: {query}"
+            );
+            assert_eq!(
+                kept.1,
+                fresh
+                    .lexical_details(query, &some, Decor::Full)
+                    .expect("fresh"),
+                "{label}: {query}"
+            );
+            assert_eq!(
+                idx.lexical_details(query, &some, Decor::Full)
+                    .expect("kept"),
+                kept.1,
+                "{label}, out of a transaction: {query}"
+            );
+        }
+    };
+    check(&idx, "first asks");
+    check(&idx, "asked again");
+    // This connection rewrites some files (their sections swap terms) and removes others.
+    let mut more = Vec::new();
+    for i in (0..60).step_by(4) {
+        more.push(file(
+            &format!("facts/p/t{i:03}.md"),
+            &text(i, "Market glaze.", "The river kiln walk."),
+        ));
+    }
+    idx.apply(&upserts("c2", more)).expect("apply");
+    let gone: Vec<&str> = paths
+        .iter()
+        .skip(1)
+        .step_by(6)
+        .map(String::as_str)
+        .collect();
+    idx.apply(&removals("c3", &gone)).expect("remove");
+    check(&idx, "after this connection's batches");
+    // Another connection commits: this one's kept walks must not survive it.
+    {
+        let (mut other, _) = Index::open(&path).expect("second connection");
+        let mut changed = Vec::new();
+        for i in (2..60).step_by(6) {
+            changed.push(file(
+                &format!("facts/p/t{i:03}.md"),
+                &text(i, "Kiln pottery walk.", "Glaze by the river market."),
+            ));
+        }
+        other
+            .apply(&upserts("c4", changed))
+            .expect("apply elsewhere");
     }
     check(&idx, "after another connection's commit");
 }
