@@ -137,8 +137,15 @@ fn bench_size(n: usize, all_arms: bool) {
     }
 
     let queries = gitloom_synth::queries(300, 7);
-    // One pass to warm the arena and the caches, then the measured one.
-    for q in &queries {
+    // One pass to warm the arena and the caches, then the measured one. By default the
+    // warm-up asks the measured queries themselves; `GITLOOM_BENCH_WARM_SEED=N` warms
+    // with 300 other queries (seed N), so that what is kept per query or per term
+    // (document frequencies, term walks) is partly cold in the measured pass.
+    let warm = match std::env::var("GITLOOM_BENCH_WARM_SEED") {
+        Ok(seed) => gitloom_synth::queries(300, seed.parse().expect("a seed")),
+        Err(_) => queries.clone(),
+    };
+    for q in &warm {
         engine
             .retrieve(&RetrieveRequest::new(q.as_str()))
             .expect("retrieve");

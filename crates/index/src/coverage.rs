@@ -74,10 +74,7 @@ pub(crate) fn by_path(
     paths: &[&str],
 ) -> Result<HashMap<String, TermMatch>, IndexError> {
     let terms = QueryTerms::parse(text);
-    let ids: Vec<(i64, String)> =
-        crate::by_path::rows(idx, paths, "f.id, f.path", "term matches", |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
+    let ids = ids_of(idx, paths)?;
     let only: Vec<i64> = ids.iter().map(|(id, _)| *id).collect();
     let (mut matched, coverage) = matches(idx, &terms, &only)?;
     Ok(ids
@@ -92,4 +89,29 @@ pub(crate) fn by_path(
             )
         })
         .collect())
+}
+
+/// `(id, path)` of each of `paths` that is indexed: the ids kept at this version
+/// (`ranged::WalkMemo`), the others read in one statement and kept under the version
+/// read before it, as a walk is. (Their order does not matter to [`by_path`], which
+/// answers by path.)
+fn ids_of(idx: &Index, paths: &[&str]) -> Result<Vec<(i64, String)>, IndexError> {
+    let op = "term matches";
+    let mut memo = crate::ranged::kept(idx, op)?;
+    let mut out = Vec::with_capacity(paths.len());
+    let mut missing = Vec::new();
+    for &p in paths {
+        match memo.id(p) {
+            Some(id) => out.push((id, p.to_owned())),
+            None => missing.push(p),
+        }
+    }
+    let read: Vec<(i64, String)> = crate::by_path::rows(idx, &missing, "f.id, f.path", op, |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?;
+    for (id, p) in &read {
+        memo.keep_id(p, *id);
+    }
+    out.extend(read);
+    Ok(out)
 }

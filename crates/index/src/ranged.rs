@@ -22,6 +22,9 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::{Index, IndexError};
 
+/// Path ids kept at most; past it they start over.
+const MEMO_IDS: usize = 1 << 16;
+
 /// Row ids kept at most, over all walks (8 bytes each: 8 MiB). Past it the oldest
 /// walks go first; the newest is always kept, so one retrieve's later asks of a
 /// term reuse its walk even when that walk alone is over the bound.
@@ -64,6 +67,10 @@ pub(crate) struct WalkMemo {
     order: VecDeque<(FtsTable, String)>,
     /// Rows held in `walks`.
     rows: usize,
+    /// The `files` id of each path coverage asked about (`coverage::by_path`): the
+    /// same candidates come back query after query, and a path's id is fixed while
+    /// the version holds. Paths not indexed are not kept.
+    ids: HashMap<String, i64>,
 }
 
 impl WalkMemo {
@@ -78,6 +85,19 @@ impl WalkMemo {
             self.clear();
             self.version = Some(version);
         }
+    }
+
+    /// The kept id of `path`.
+    pub(crate) fn id(&self, path: &str) -> Option<i64> {
+        self.ids.get(path).copied()
+    }
+
+    /// Keeps the id of `path`.
+    pub(crate) fn keep_id(&mut self, path: &str, id: i64) {
+        if self.ids.len() >= MEMO_IDS {
+            self.ids.clear();
+        }
+        self.ids.insert(path.to_owned(), id);
     }
 
     fn get(&self, table: FtsTable, expr: &str) -> Option<&[i64]> {
@@ -115,9 +135,7 @@ pub(crate) fn matching(
     let mut wanted: Vec<i64> = ids.to_vec();
     wanted.sort_unstable();
     wanted.dedup();
-    let version = data_version(idx, op)?;
-    let mut memo = idx.walk_memo.borrow_mut();
-    memo.at(version);
+    let mut memo = kept(idx, op)?;
     let mut out = Vec::with_capacity(exprs.len());
     for e in exprs {
         if memo.get(table, e).is_none() {
@@ -127,6 +145,17 @@ pub(crate) fn matching(
         out.push(among(memo.get(table, e).unwrap_or_default(), &wanted));
     }
     Ok(out)
+}
+
+/// The memo, emptied first unless what it holds was read at the current version.
+pub(crate) fn kept<'a>(
+    idx: &'a Index,
+    op: &'static str,
+) -> Result<std::cell::RefMut<'a, WalkMemo>, IndexError> {
+    let version = data_version(idx, op)?;
+    let mut memo = idx.walk_memo.borrow_mut();
+    memo.at(version);
+    Ok(memo)
 }
 
 /// The ids of `wanted` (sorted, distinct) found in `rows` (sorted): a binary search
