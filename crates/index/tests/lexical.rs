@@ -11,6 +11,15 @@ fn q(text: &str, limit: usize) -> LexicalQuery {
     }
 }
 
+/// Commits `files` through a second connection to the index at `path`, as another
+/// process would: what this test's connection keeps must not outlive it.
+fn apply_elsewhere(path: &std::path::Path, commit: &str, files: Vec<gitloom_index::IndexedFile>) {
+    let (mut other, _) = gitloom_index::Index::open(path).expect("second connection");
+    other
+        .apply(&upserts(commit, files))
+        .expect("apply elsewhere");
+}
+
 fn has_term(m: &str, t: &str) -> bool {
     m.split(" AND ")
         .flat_map(|p| p.split(" OR "))
@@ -467,18 +476,16 @@ fn kept_document_frequencies_answer_as_fresh_ones() {
     idx.apply(&removals("c3", &gone)).expect("remove");
     check(&idx, "after this connection's batches");
     // Another connection commits: this one's memo must not survive it.
-    {
-        let (mut other, _) = Index::open(&path).expect("second connection");
-        let mut kilns = Vec::new();
-        for i in 100..140 {
-            kilns.push(simple(
+    let kilns = (100..140)
+        .map(|i| {
+            simple(
                 &format!("facts/k/t{i:03}.md"),
                 &format!("turn {i}"),
                 &format!("Kiln market glaze, day {i}."),
-            ));
-        }
-        other.apply(&upserts("c4", kilns)).expect("apply elsewhere");
-    }
+            )
+        })
+        .collect();
+    apply_elsewhere(&path, "c4", kilns);
     check(&idx, "after another connection's commit");
 }
 
@@ -555,18 +562,15 @@ fn kept_term_walks_answer_as_fresh_ones() {
     idx.apply(&removals("c3", &gone)).expect("remove");
     check(&idx, "after this connection's batches");
     // Another connection commits: this one's kept walks must not survive it.
-    {
-        let (mut other, _) = Index::open(&path).expect("second connection");
-        let mut changed = Vec::new();
-        for i in (2..60).step_by(6) {
-            changed.push(file(
+    let changed = (2..60)
+        .step_by(6)
+        .map(|i| {
+            file(
                 &format!("facts/p/t{i:03}.md"),
                 &text(i, "Kiln pottery walk.", "Glaze by the river market."),
-            ));
-        }
-        other
-            .apply(&upserts("c4", changed))
-            .expect("apply elsewhere");
-    }
+            )
+        })
+        .collect();
+    apply_elsewhere(&path, "c4", changed);
     check(&idx, "after another connection's commit");
 }

@@ -260,26 +260,23 @@ impl Extractor for OfflineExtractor {
             let kept = |a: Act| !matches!(a, Act::Chatter | Act::Question | Act::Remark);
             // The unit the message's last kept clause went to, for a remark on it.
             let mut last_placed: Option<usize> = None;
+            // A lead-in or a remark as the memory says it: in the third person, its
+            // dates resolved.
+            let said_alone = |clause: &str| {
+                let said = subject::third_person(clause, &speaker, other.as_deref(), addressed);
+                capitalise(&dates::resolve(&said, anchor).0)
+            };
             for (ci, clause) in clauses.iter().enumerate() {
                 let clause = clause.clone();
                 let act = acts[ci];
                 if act == Act::Remark {
                     // "met marcus on teams yesterday. seems fine? very dry.": with the
                     // statement before it in the message, else leading into the next.
-                    let said =
-                        subject::third_person(&clause, &speaker, other.as_deref(), addressed);
-                    let said = capitalise(&dates::resolve(&said, anchor).0);
+                    let said = said_alone(&clause);
                     match (last_placed, &mut lead_in) {
                         (Some(i), _) => {
                             let u = &mut units[i];
-                            let said = match &u.subject {
-                                Subject::Entity(e)
-                                    if matches!(e.kind.as_deref(), Some("person" | "pet")) =>
-                                {
-                                    subject::name_pronoun(&said, &e.name)
-                                }
-                                _ => said,
-                            };
+                            let said = named_in(said, &u.subject);
                             if !u.sentences.contains(&said) {
                                 u.sentences.push(said);
                                 u.raw.push(clause);
@@ -325,10 +322,7 @@ impl Extractor for OfflineExtractor {
                     genders.learn(&clause, &spots);
                     named_person |= name_persons(&mut persons, &spots, mi);
                     clause_before.clone_from(&spots);
-                    let said =
-                        subject::third_person(&clause, &speaker, other.as_deref(), addressed);
-                    let (resolved, _) = dates::resolve(&said, anchor);
-                    lead_in = Some((clause.clone(), capitalise(&resolved)));
+                    lead_in = Some((clause.clone(), said_alone(&clause)));
                     continue;
                 }
                 {
@@ -499,15 +493,7 @@ impl Extractor for OfflineExtractor {
                     if fresh && !opens && first_of_message {
                         u.answers = asked.clone();
                     }
-                    let resolved = match &u.subject {
-                        Subject::Entity(e)
-                            if matches!(e.kind.as_deref(), Some("person" | "pet")) =>
-                        {
-                            subject::name_pronoun(&resolved, &e.name)
-                        }
-                        _ => resolved,
-                    };
-                    u.sentences.push(resolved);
+                    u.sentences.push(named_in(resolved, &u.subject));
                     u.raw.push(clause.clone());
                     carry = Some((u.subject.clone(), mi));
                 }
@@ -561,6 +547,17 @@ impl Extractor for OfflineExtractor {
             *n += 1;
         }
         Ok(facts)
+    }
+}
+
+/// `said` as a memory about `subject` keeps it: a pronoun for its person or pet
+/// becomes their name.
+fn named_in(said: String, subject: &Subject) -> String {
+    match subject {
+        Subject::Entity(e) if matches!(e.kind.as_deref(), Some("person" | "pet")) => {
+            subject::name_pronoun(&said, &e.name)
+        }
+        _ => said,
     }
 }
 
