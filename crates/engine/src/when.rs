@@ -6,7 +6,7 @@
 //! "recently" would favour a large share of any store and pick nothing out.
 //!
 //! Also here: whether a memory's text says when ([`says_when`]: "yesterday", "last
-//! year"); the read path's `says_when` prior applies it to a question that asks when
+//! year", "due on 15 January 2026"); the read path's `says_when` prior applies it to a question that asks when
 //! (`shape::asks_when`) and names no span of its own.
 
 use jiff::civil::{Date, Weekday};
@@ -125,14 +125,18 @@ fn day_date(ws: &[String], today: Date) -> Option<Date> {
     }
 }
 
-/// Whether a text says when something happened relative to when it was said:
-/// "yesterday", "last Friday", "two weeks ago", "next month", "in two weeks", "on
-/// Saturday". Not a duration ("for two weeks"), nor "last day". Calendar dates are
-/// left out: stores date their memories' events in frontmatter (`timeline:`, which the
-/// `says_when` prior reads beside this test), and a date line alone says nothing
-/// about an event.
+/// Whether a text says when something happened: relative to when it was said
+/// ("yesterday", "last Friday", "two weeks ago", "next month", "in two weeks", "on
+/// Saturday") or on the calendar ("due 15 January 2026", "March 2025",
+/// "2026-09-24"). Not a
+/// duration ("for two weeks"), nor "last day". A stamp in brackets that opens a line
+/// ("[8 May 2023] Caroline: …", how a transcript dates every turn) says nothing about
+/// an event and is not read.
 pub fn says_when(text: &str) -> bool {
-    let ws = words(text);
+    if text.lines().any(|l| has_iso_date(unstamped(l))) {
+        return true;
+    }
+    let ws: Vec<String> = text.lines().flat_map(|l| words(unstamped(l))).collect();
     let unit = |w: &str| {
         matches!(
             w,
@@ -162,9 +166,54 @@ pub fn says_when(text: &str) -> bool {
             "last" | "next" | "past" | "this" => unit(next),
             "in" => number(next).is_some() && ws.get(i + 2).is_some_and(|u| unit(u)),
             "on" => weekday(next).is_some(),
-            _ => false,
+            _ => calendar_at(&ws, i),
         }
     })
+}
+
+/// A line without the bracketed stamp it opens with, if any.
+fn unstamped(line: &str) -> &str {
+    let t = line.trim_start();
+    match t.strip_prefix('[').and_then(|r| r.split_once(']')) {
+        Some((_, rest)) => rest,
+        None => line,
+    }
+}
+
+/// Whether the words at `i` name a calendar date: a month beside a day of the month
+/// ("15 January", "January 15th") or before a year ("March 2025").
+fn calendar_at(ws: &[String], i: usize) -> bool {
+    if month_name(&ws[i]).is_none() {
+        return false;
+    }
+    let before = i.checked_sub(1).and_then(|j| ws.get(j)).map(String::as_str);
+    let after = ws.get(i + 1).map(String::as_str).unwrap_or("");
+    before.and_then(day_of_month).is_some()
+        || day_of_month(after).is_some()
+        || after
+            .parse::<i16>()
+            .is_ok_and(|y| (1000..=9999).contains(&y))
+}
+
+/// Whether a line holds a date written `YYYY-MM-DD` (a valid one), standing alone.
+fn has_iso_date(line: &str) -> bool {
+    let b = line.as_bytes();
+    (0..b.len().saturating_sub(9)).any(|i| {
+        let alone = |j: Option<&u8>| j.is_none_or(|c| !c.is_ascii_alphanumeric());
+        alone(i.checked_sub(1).and_then(|j| b.get(j)))
+            && alone(b.get(i + 10))
+            && line
+                .get(i..i + 10)
+                .is_some_and(|t| t.parse::<jiff::civil::Date>().is_ok())
+    })
+}
+
+/// A month by its full name only: "mar", "may" and "jun" are words of their own.
+fn month_name(w: &str) -> Option<&'static str> {
+    gitloom_model::when::MONTHS
+        .iter()
+        .copied()
+        .find(|n| *n == w)
 }
 
 fn day_of_month(w: &str) -> Option<i8> {
@@ -351,15 +400,22 @@ mod tests {
             "Took the kids to the museum two days ago.",
             "The recital is in two weeks.",
             "We're meeting on Saturday.",
+            "The whole manuscript is now due on 15 January 2026.",
+            "Second move, announced in November 2025.",
+            "Booked for July 3rd.",
+            "Slot: Thursday 2026-09-24, 14:30, room B.",
         ] {
             assert!(says_when(t), "{t}");
         }
         for t in [
             "[8 May 2023] Caroline: I love painting sunsets.",
-            "Last day: Friday 2026-05-29.",
+            "Last day: Friday.",
+            "Ref 12026-05-299, order 2026-13-45.",
             "Malt paste once a day for two weeks.",
             "I've been into dancing since I was a kid.",
             "This is the best day ever.",
+            "[3 June 2024] Melanie: we may go camping, 2 of us.",
+            "Every March the garden wakes up.",
         ] {
             assert!(!says_when(t), "{t}");
         }

@@ -649,6 +649,36 @@ fn a_memory_whose_dates_were_resolved_still_says_when() {
     );
 }
 
+/// A hand-written memory dates its event on the calendar ("due on 15 January 2026")
+/// and carries no `timeline:`; it says when as much as "yesterday" does. Before,
+/// only relative dates counted, and a routine said "on Monday" outranked the deadline.
+#[test]
+fn a_memory_that_states_a_calendar_date_says_when() {
+    let files = [
+        (
+            "facts/book/deadline.md",
+            "---\ntitle: Manuscript deadline moved\n---\nThe manuscript is now due on 15 January 2026.\n",
+        ),
+        (
+            "facts/book/routine.md",
+            "---\ntitle: Writing routine\n---\nFor the manuscript Bernard works at the archives on Monday mornings and writes the manuscript in the afternoons.\n",
+        ),
+    ];
+    let (_dir, engine) = lexical_store(&files, &["garden", "piano", "budget", "office"]);
+    let r = engine
+        .retrieve(&RetrieveRequest::new("When is the manuscript due?"))
+        .expect("retrieve");
+    for path in ["facts/book/deadline.md", "facts/book/routine.md"] {
+        let hit = r.hits.iter().find(|h| h.path == path);
+        assert!(
+            hit.is_some_and(|h| h.priors.contains(&"says when".to_owned())),
+            "{path}: {:?}",
+            r.hits
+        );
+    }
+    assert_eq!(r.hits[0].path, "facts/book/deadline.md", "{:?}", r.hits);
+}
+
 #[test]
 fn a_body_cosine_under_the_cut_only_ranks_what_the_lexical_arm_found() {
     let Some(model) = minilm() else {

@@ -61,8 +61,9 @@ pub struct Priors {
     #[serde(default)]
     pub named_subject: bool,
     /// A memory that says when, when the question asks when (`shape::asks_when`)
-    /// and names no span of its own: its text says when relative to when it was
-    /// said ("yesterday", "last Friday", "two weeks ago"; `when::says_when`), or it
+    /// and names no span of its own: its text says when, relative to when it was
+    /// said ("yesterday", "last Friday", "two weeks ago") or on the calendar ("due
+    /// on 15 January 2026"; `when::says_when`, not a line's opening `[date]` stamp), or it
     /// asserts dates of events (`timeline:`, which is what ingestion makes of such
     /// words once it has resolved their dates). A validity interval is no such
     /// assertion: it says when a fact holds, not when something happened.
