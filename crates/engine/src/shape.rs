@@ -120,9 +120,10 @@ pub fn orientation(query: &str) -> Orientation {
         return Orientation::Across;
     }
     if asks_about_past(query)
-        || ["originally", "old", "former", "formerly"]
+        || ["originally", "former", "formerly"]
             .iter()
             .any(|w| has(&ws, w))
+        || says_old(&ws)
     {
         return Orientation::Past;
     }
@@ -252,6 +253,28 @@ fn words(q: &str) -> Vec<String> {
 fn bare_first(ws: &[String]) -> &str {
     ws.first().map_or("", |w| {
         w.split_once('\'').map_or(w.as_str(), |(norm, _)| norm)
+    })
+}
+
+/// "my old car", "the old place": a thing as it was. Not an age: "how old is
+/// she", "a ten years old laptop".
+fn says_old(ws: &[String]) -> bool {
+    ws.iter().enumerate().any(|(i, w)| {
+        w == "old"
+            && !i.checked_sub(1).is_some_and(|j| {
+                matches!(
+                    ws[j].as_str(),
+                    "how"
+                        | "year"
+                        | "years"
+                        | "month"
+                        | "months"
+                        | "week"
+                        | "weeks"
+                        | "day"
+                        | "days"
+                )
+            })
     })
 }
 
@@ -433,6 +456,9 @@ mod tests {
             ("who was my manager before Mags", Past),
             ("where did I use to live", Past),
             ("what was my old car", Past),
+            ("how old are they", Present),
+            ("how old was she when she moved", PastTense),
+            ("is my ten years old laptop still under warranty", Present),
             ("what was the due date originally", Past),
             ("when did I sell the car", PastTense),
             ("what did Pepita's vet say", PastTense),
