@@ -50,6 +50,11 @@ fn weekday_of(word: &str) -> Option<Weekday> {
 }
 
 /// The weekday's full name, for the text a resolved date is written back into.
+/// How a weekday resolved to a date is written: "on Tuesday 28 April 2026".
+fn on_weekday(name: &str, date: Date) -> String {
+    format!("on {name} {}", spoken(date))
+}
+
 fn weekday_name(d: Weekday) -> &'static str {
     WEEKDAYS
         .iter()
@@ -397,7 +402,7 @@ fn interpret(
         } else {
             name
         };
-        return Some((date, false, Some(format!("on {wd} {}", spoken(date)))));
+        return Some((date, false, Some(on_weekday(wd, date))));
     }
     if let Some(wd) = g("bare_wd") {
         // A weekday with no word before it ("we had a leaving curry on the curry mile
@@ -410,11 +415,7 @@ fn interpret(
         }
         let day = weekday_of(wd)?;
         let date = weekday_rel(anchor, "last", day);
-        return Some((
-            date,
-            false,
-            Some(format!("on {} {}", weekday_name(day), spoken(date))),
-        ));
+        return Some((date, false, Some(on_weekday(weekday_name(day), date))));
     }
     if let (Some(rel), Some(u)) = (g("rel_u"), g("rel_uu")) {
         let rel = rel.to_lowercase();
