@@ -30,6 +30,11 @@ pub fn relative_window(query: &str, now: Timestamp) -> Option<Window> {
     let ws = words(query);
     let w = |i: usize| ws.get(i).map(String::as_str).unwrap_or("");
     for i in 0..ws.len() {
+        if let Some(m) = month_name(w(i))
+            && let Some(part) = part_of_month(&ws[..i])
+        {
+            return part_span(today, m, year_at(w(i + 1)), part);
+        }
         match w(i) {
             "yesterday" => return days(today, 1, 1, 0),
             "ago" if i >= 2 => {
@@ -54,11 +59,7 @@ pub fn relative_window(query: &str, now: Timestamp) -> Option<Window> {
             }
             "in" | "during" => {
                 if let Some(m) = month(w(i + 1)) {
-                    let year = w(i + 2)
-                        .parse::<i16>()
-                        .ok()
-                        .filter(|y| (1000..=9999).contains(y));
-                    return month_span(today, m, year);
+                    return month_span(today, m, year_at(w(i + 2)));
                 }
             }
             "last" | "past" => {
@@ -82,6 +83,59 @@ pub fn relative_window(query: &str, now: Timestamp) -> Option<Window> {
         }
     }
     None
+}
+
+/// A year as people write one, "2022".
+fn year_at(w: &str) -> Option<i16> {
+    w.parse::<i16>().ok().filter(|y| (1000..=9999).contains(y))
+}
+
+/// Which part of a month the words before its name pick out: "early" or "the
+/// beginning of" the first half, "mid" the middle, "late" or "the end of" the
+/// second half; `None` when they pick none.
+fn part_of_month(before: &[String]) -> Option<PartOfMonth> {
+    let back = |k: usize| {
+        before
+            .len()
+            .checked_sub(k)
+            .and_then(|j| before.get(j))
+            .map_or("", String::as_str)
+    };
+    let part = match (back(1), back(2), back(3)) {
+        ("early", _, _) | ("of", "beginning" | "start", _) | ("of", "half", "first") => {
+            PartOfMonth::Early
+        }
+        ("mid", _, _) | ("of", "middle", _) => PartOfMonth::Middle,
+        ("late", _, _) | ("of", "end", _) | ("of", "half", "second") => PartOfMonth::Late,
+        _ => return None,
+    };
+    Some(part)
+}
+
+/// A part of a month, in days: the halves overlap the middle by a week either side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartOfMonth {
+    /// Days 1–15.
+    Early,
+    /// Days 8–23.
+    Middle,
+    /// Day 16 to the month's end.
+    Late,
+}
+
+/// Part of month `m`, of `year` or else the latest such month, as [`month_span`].
+fn part_span(today: Date, m: i8, year: Option<i16>, part: PartOfMonth) -> Option<Window> {
+    let whole = month_span(today, m, year)?;
+    let day = 86_400;
+    let (from, to) = match part {
+        PartOfMonth::Early => (0, Some(15)),
+        PartOfMonth::Middle => (7, Some(23)),
+        PartOfMonth::Late => (15, None),
+    };
+    Some(Window {
+        start: whole.start + from * day,
+        end: to.map_or(whole.end, |t| whole.start + t * day),
+    })
 }
 
 /// Month `m` (1–12) as a window: of
@@ -209,11 +263,11 @@ fn has_iso_date(line: &str) -> bool {
 }
 
 /// A month by its full name only: "mar", "may" and "jun" are words of their own.
-fn month_name(w: &str) -> Option<&'static str> {
+fn month_name(w: &str) -> Option<i8> {
     gitloom_model::when::MONTHS
         .iter()
-        .copied()
-        .find(|n| *n == w)
+        .position(|n| *n == w)
+        .map(|i| i as i8 + 1)
 }
 
 fn day_of_month(w: &str) -> Option<i8> {
@@ -340,6 +394,36 @@ mod tests {
         assert_eq!(
             span("how many appointments did I go to in March?", "2023-05-30"),
             p("2023-03-01", "2023-03-31")
+        );
+        assert_eq!(
+            span("what was i up to in late october", "2026-12-01"),
+            p("2026-10-16", "2026-10-31")
+        );
+        assert_eq!(
+            span("what was i up to at the end of august", "2025-12-09"),
+            p("2025-08-16", "2025-08-31")
+        );
+        assert_eq!(
+            span(
+                "Which tournament did Nate win in the beginning of November 2022?",
+                "2023-05-30"
+            ),
+            p("2022-11-01", "2022-11-15")
+        );
+        assert_eq!(
+            span(
+                "was the first half of September 2022 a good month",
+                "2023-05-30"
+            ),
+            p("2022-09-01", "2022-09-15")
+        );
+        assert_eq!(
+            span("the gig in mid june", "2023-05-30"),
+            p("2022-06-08", "2022-06-23")
+        );
+        assert_eq!(
+            span("the end of the road in may", "2023-05-30"),
+            p("2023-05-01", "2023-05-31")
         );
         assert_eq!(
             span("what happened to my pc in august", "2023-05-30"),
