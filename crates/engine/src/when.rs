@@ -2,8 +2,9 @@
 //! "yesterday" point at a span of days counted back from the moment the question is
 //! asked. The read path favours memories dated inside that span (the `when` prior).
 //!
-//! Only expressions that name a span a few days wide are read; "last year" or
-//! "recently" would favour a large share of any store and pick nothing out.
+//! Only expressions that name a span of days to a month are read ("in March", "in
+//! late October", "the beginning of November 2022"); "last year" or "recently" would
+//! favour a large share of any store and pick nothing out.
 //!
 //! Also here: whether a memory's text says when ([`says_when`]: "yesterday", "last
 //! year", "due on 15 January 2026"); the read path's `says_when` prior applies it to a question that asks when
