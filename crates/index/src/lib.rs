@@ -100,6 +100,9 @@ pub struct Index {
     /// one query's terms, and queries share terms. Cleared by every apply here, as
     /// the document frequencies are.
     walk_memo: std::cell::RefCell<ranged::WalkMemo>,
+    /// Test hook: the lexical arm reads its all-terms rows with the full-text query
+    /// rather than from the kept walks (see [`Index::all_terms_by_query`]).
+    all_terms_by_query: std::cell::Cell<bool>,
     /// Term aliases widening lexical queries (`vocab.rs`), set by the engine from the
     /// store's `vocab/` files, with the key (the `vocab/` tree id) they were read at,
     /// and the root tree they were last checked against.
@@ -172,6 +175,14 @@ impl Index {
     #[doc(hidden)]
     pub fn fail_apply_after(&mut self, n: Option<usize>) {
         self.fail_after = n;
+    }
+
+    /// Test hook: with `true`, the lexical arm reads which rows hold every query term
+    /// with an all-terms full-text query, as before the kept walks served it, so that
+    /// tests can compare the two.
+    #[doc(hidden)]
+    pub fn all_terms_by_query(&self, on: bool) {
+        self.all_terms_by_query.set(on);
     }
 
     /// The commit and tree last synced, if any.

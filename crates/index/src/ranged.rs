@@ -147,6 +147,43 @@ pub(crate) fn matching(
     Ok(out)
 }
 
+/// The rows matching every expression of `exprs` (sorted), from their kept walks:
+/// what `e1 AND e2 AND …` matches when each `e` is a whole FTS5 expression. `None`
+/// when a walk is empty (an empty phrase, which FTS5 drops from an AND, walks empty
+/// too, so an empty walk cannot stand for its clause) or was dropped from the memo by
+/// a later one: the caller then asks FTS5.
+pub(crate) fn all_of(
+    idx: &Index,
+    table: FtsTable,
+    exprs: &[String],
+    op: &'static str,
+) -> Result<Option<Vec<i64>>, IndexError> {
+    let mut memo = kept(idx, op)?;
+    for e in exprs {
+        if memo.get(table, e).is_none() {
+            let rows = walk(idx, table, e, op)?;
+            memo.keep(table, e, rows);
+        }
+    }
+    let mut walks: Vec<&[i64]> = Vec::with_capacity(exprs.len());
+    for e in exprs {
+        match memo.get(table, e) {
+            Some(rows) if !rows.is_empty() => walks.push(rows),
+            _ => return Ok(None),
+        }
+    }
+    // The shortest first: each step is a binary search per row still in.
+    walks.sort_by_key(|w| w.len());
+    let Some((first, rest)) = walks.split_first() else {
+        return Ok(None);
+    };
+    let mut rows = first.to_vec();
+    for w in rest {
+        rows = among(w, &rows);
+    }
+    Ok(Some(rows))
+}
+
 /// The memo, emptied first unless what it holds was read at the current version.
 pub(crate) fn kept<'a>(
     idx: &'a Index,

@@ -517,6 +517,34 @@ fn kept_term_walks_answer_as_fresh_ones() {
     let path = idx.path().to_path_buf();
     let check = |idx: &Index, label: &str| {
         let (fresh, _) = Index::open(&path).expect("fresh connection");
+        // The lexical arm's all-terms rows from kept walks against the full-text
+        // query (`zebra` is in no file: an empty walk, which falls back to it).
+        fresh.all_terms_by_query(true);
+        for query in [
+            "kiln pottery",
+            "river glaze market",
+            "walk",
+            "kiln zebra",
+            "pottery kiln river walk",
+        ] {
+            let lq = |text: &str| gitloom_index::LexicalQuery {
+                text: text.to_owned(),
+                limit: 40,
+                decorate: Some(0),
+                ..Default::default()
+            };
+            let kept = idx
+                .read(|idx| idx.lexical(&lq(query)))
+                .expect("kept lexical");
+            let by_query = fresh.lexical(&lq(query)).expect("lexical by query");
+            assert_eq!(kept, by_query, "{label}, lexical: {query}");
+            assert_eq!(
+                idx.lexical(&lq(query)).expect("kept lexical"),
+                by_query,
+                "{label}, lexical out of a transaction: {query}"
+            );
+        }
+        fresh.all_terms_by_query(false);
         for query in ["kiln pottery", "river glaze market", "walk"] {
             let kept = idx
                 .read(|idx| -> Result<_, gitloom_index::IndexError> {
