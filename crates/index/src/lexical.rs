@@ -113,7 +113,6 @@ struct Cand {
     path: String,
     title: String,
     score: f64,
-    any_rank: Option<usize>,
     all_rank: Option<usize>,
 }
 
@@ -221,6 +220,8 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     };
     bm25_order(&mut any_rows);
     drop(st);
+    // Term walks and file names kept across retrieves (`ranged.rs`), at this version.
+    let mut memo = crate::ranged::kept(idx, op)?;
     let all_set: Option<HashSet<i64>> = if terms.terms.len() > 1 {
         // The all-terms expression is the terms' clauses joined by AND, and FTS5
         // matches `a AND b` on the rows matching both: the intersection of the
@@ -236,7 +237,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
         let kept = if idx.all_terms_by_query.get() {
             None
         } else {
-            crate::ranged::all_of(idx, crate::ranged::FtsTable::Files, &clauses, op)?
+            crate::ranged::all_of(idx, &mut memo, crate::ranged::FtsTable::Files, &clauses, op)?
         };
         match kept {
             Some(rows) => Some(rows.into_iter().collect()),
@@ -254,7 +255,9 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     } else {
         None
     };
-    let mut cands: Vec<Cand> = Vec::with_capacity(any_rows.len());
+    // Every match ranked as (row id, score, any-term rank, all-terms rank); a `Cand`,
+    // with its path and title, is made for the survivors only.
+    let mut ranked: Vec<(i64, f64, usize, Option<usize>)> = Vec::with_capacity(any_rows.len());
     let mut all_count = 0;
     for (i, (id, s)) in any_rows.into_iter().enumerate() {
         let all_rank = match &all_set {
@@ -264,65 +267,74 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
                 Some(all_count)
             }
         };
-        cands.push(Cand {
-            id,
-            path: String::new(),
-            title: String::new(),
-            score: -s,
-            any_rank: Some(i + 1),
-            all_rank,
-        });
+        ranked.push((id, -s, i + 1, all_rank));
     }
-    let fused = |c: &Cand| {
-        c.all_rank
-            .map_or(0.0, |r| ALL_TERMS_WEIGHT / (RRF_K + r as f64))
-            + c.any_rank.map_or(0.0, |r| 1.0 / (RRF_K + r as f64))
+    let fused = |r: &(i64, f64, usize, Option<usize>)| {
+        r.3.map_or(0.0, |a| ALL_TERMS_WEIGHT / (RRF_K + a as f64)) + 1.0 / (RRF_K + r.2 as f64)
     };
-    let by_fused = |a: &Cand, b: &Cand| {
+    let by_fused = |a: &(i64, f64, usize, Option<usize>), b: &(i64, f64, usize, Option<usize>)| {
         fused(b)
             .total_cmp(&fused(a))
-            .then(b.score.total_cmp(&a.score))
-            .then(a.id.cmp(&b.id))
+            .then(b.1.total_cmp(&a.1))
+            .then(a.0.cmp(&b.0))
     };
     // Only the first `limit` are kept: they are selected, then sorted. The order is
     // total (row ids are distinct), so this is the full sort's head.
-    if cands.len() > q.limit {
-        cands.select_nth_unstable_by(q.limit - 1, by_fused);
-        cands.truncate(q.limit);
+    if ranked.len() > q.limit {
+        ranked.select_nth_unstable_by(q.limit - 1, by_fused);
+        ranked.truncate(q.limit);
     }
-    cands.sort_unstable_by(by_fused);
-    if cands.is_empty() {
+    ranked.sort_unstable_by(by_fused);
+    if ranked.is_empty() {
         return Ok(Vec::new());
     }
     {
-        // Path and title of every survivor in one statement (the ids as one JSON
-        // array, each an index probe), not one statement per survivor.
-        let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
-        let json = serde_json::to_string(&ids).map_err(|e| IndexError::Invalid {
-            path: idx.path.clone(),
-            message: format!("{op}: {e}"),
-        })?;
-        let mut st = idx
-            .conn
-            .prepare_cached(
-                "SELECT f.id, f.path, f.title FROM json_each(?1) AS j
-                 CROSS JOIN files AS f ON f.id = j.value",
-            )
-            .map_err(idx.err(op))?;
-        let mut named: HashMap<i64, (String, String)> = st
-            .query_map([json], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
-            .map_err(idx.err(op))?
-            .collect::<Result<_, _>>()
-            .map_err(idx.err(op))?;
-        for c in &mut cands {
-            // A full-text row always has its `files` row (one transaction writes
-            // both); were one missing, this fails as the lookup of it alone did.
-            (c.path, c.title) = named
-                .remove(&c.id)
-                .ok_or(rusqlite::Error::QueryReturnedNoRows)
+        // Path and title of the survivors not kept from earlier retrieves, in one
+        // statement (the ids as one JSON array, each an index probe).
+        let ids: Vec<i64> = ranked
+            .iter()
+            .map(|r| r.0)
+            .filter(|id| memo.name(*id).is_none())
+            .collect();
+        if !ids.is_empty() {
+            let json = serde_json::to_string(&ids).map_err(|e| IndexError::Invalid {
+                path: idx.path.clone(),
+                message: format!("{op}: {e}"),
+            })?;
+            let mut st = idx
+                .conn
+                .prepare_cached(
+                    "SELECT f.id, f.path, f.title FROM json_each(?1) AS j
+                     CROSS JOIN files AS f ON f.id = j.value",
+                )
                 .map_err(idx.err(op))?;
+            let rows = st
+                .query_map([json], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(idx.err(op))?;
+            for row in rows {
+                let (id, path, title) = row.map_err(idx.err(op))?;
+                memo.keep_name(id, path, title);
+            }
         }
     }
+    let mut cands: Vec<Cand> = Vec::with_capacity(ranked.len());
+    for (id, score, _, all_rank) in ranked {
+        // A full-text row always has its `files` row (one transaction writes both);
+        // were one missing, this fails as the lookup of it alone did.
+        let (path, title) = memo
+            .name(id)
+            .cloned()
+            .ok_or(rusqlite::Error::QueryReturnedNoRows)
+            .map_err(idx.err(op))?;
+        cands.push(Cand {
+            id,
+            path,
+            title,
+            score,
+            all_rank,
+        });
+    }
+    drop(memo);
     let decorated = q.decorate.unwrap_or(cands.len()).min(cands.len());
     let (mut matched, mut snippets, mut sections, coverage) =
         decorate(idx, &terms, &any, &cands[..decorated], Decor::Full)?;
@@ -560,7 +572,6 @@ pub(crate) fn details(
                     path: r.get(3)?,
                     title: r.get(1)?,
                     score: 0.0,
-                    any_rank: None,
                     all_rank: None,
                 },
                 r.get(2)?,

@@ -71,6 +71,10 @@ pub(crate) struct WalkMemo {
     /// same candidates come back query after query, and a path's id is fixed while
     /// the version holds. Paths not indexed are not kept.
     ids: HashMap<String, i64>,
+    /// The path and title of each file id the lexical arm ranked: the same files
+    /// rank query after query, and a file's row is fixed while the version holds.
+    /// Ids not indexed are not kept.
+    names: HashMap<i64, (String, String)>,
 }
 
 impl WalkMemo {
@@ -90,6 +94,19 @@ impl WalkMemo {
     /// The kept id of `path`.
     pub(crate) fn id(&self, path: &str) -> Option<i64> {
         self.ids.get(path).copied()
+    }
+
+    /// The kept path and title of the file with id `id`.
+    pub(crate) fn name(&self, id: i64) -> Option<&(String, String)> {
+        self.names.get(&id)
+    }
+
+    /// Keeps the path and title of the file with id `id`.
+    pub(crate) fn keep_name(&mut self, id: i64, path: String, title: String) {
+        if self.names.len() >= MEMO_IDS {
+            self.names.clear();
+        }
+        self.names.insert(id, (path, title));
     }
 
     /// Keeps the id of `path`.
@@ -154,11 +171,11 @@ pub(crate) fn matching(
 /// a later one: the caller then asks FTS5.
 pub(crate) fn all_of(
     idx: &Index,
+    memo: &mut WalkMemo,
     table: FtsTable,
     exprs: &[String],
     op: &'static str,
 ) -> Result<Option<Vec<i64>>, IndexError> {
-    let mut memo = kept(idx, op)?;
     for e in exprs {
         if memo.get(table, e).is_none() {
             let rows = walk(idx, table, e, op)?;
