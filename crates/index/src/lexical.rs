@@ -1,7 +1,8 @@
 //! The lexical arm: FTS5 BM25 over title, summary, cues, entities, tags and body.
 //!
-//! Both the all-terms (AND) and the any-term (OR) query run (the AND one unscored:
-//! see the note in `search`); they are fused inside
+//! Both the all-terms (AND) and the any-term (OR) sets are read (the AND one
+//! unscored, and from the query clauses' kept walks when it can be: see the notes in
+//! `search`); they are fused inside
 //! the arm by weighted reciprocal rank (all-terms counts [`ALL_TERMS_WEIGHT`] times
 //! as much as any-term), so a document matching only some terms still ranks,
 //! just below those matching all of them — no AND→ANY cliff, no empty result

@@ -96,9 +96,10 @@ pub struct Index {
     /// catches commits made by other connections.
     doc_freq_memo: std::cell::RefCell<Option<doc_freq::Memo>>,
     /// The rows each full-text expression matched, with the database version they
-    /// were read at (`ranged.rs`): coverage, judging and the shown hits' sections ask
-    /// one query's terms, and queries share terms. Cleared by every apply here, as
-    /// the document frequencies are.
+    /// were read at (`ranged.rs`): the lexical arm's all-terms set, coverage, judging
+    /// and the shown hits' sections ask one query's terms, and queries share terms;
+    /// with them the ids of paths coverage asked and the paths and titles of files the
+    /// lexical arm ranked. Cleared by every apply here, as the document frequencies are.
     walk_memo: std::cell::RefCell<ranged::WalkMemo>,
     /// Test hook: the lexical arm reads its all-terms rows with the full-text query
     /// rather than from the kept walks (see [`Index::all_terms_by_query`]).

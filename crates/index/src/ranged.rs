@@ -10,8 +10,9 @@
 //!
 //! The rows each expression matched are kept ([`WalkMemo`]) with the database
 //! version they were read at, as document frequencies are (`doc_freq.rs`): one
-//! retrieve asks the same terms of the fused candidates (coverage), of the judged
-//! head and of the shown hits' sections, and queries share terms; a walk of a
+//! retrieve asks the same terms of the lexical arm (its all-terms set, [`all_of`]),
+//! of the fused candidates (coverage), of the judged head and of the shown hits'
+//! sections, and queries share terms; a walk of a
 //! common term is the costly one (it steps every file holding it out of SQLite).
 //! Which rows match an expression depends on the expression and the index alone,
 //! so a kept walk is what a fresh one would give while the version holds. Every
