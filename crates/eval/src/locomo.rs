@@ -9,11 +9,11 @@
 //!   When the turn before it is a question, it follows as a quote (`> Melanie: What did you
 //!   paint?`): "A sunset." answers nothing on its own. Measured: recall@10 0.753 → 0.797 and
 //!   P@1 0.398 → 0.436 on the dev set; quoting every previous turn, not only questions, reached
-//!   recall@10 0.793 but cost P@1 (0.365). A turn of fewer than 30 words ([`SHORT_TURN_WORDS`],
+//!   recall@10 0.793 but cost P@1 (0.365). A turn of fewer than 30 words (`SHORT_TURN_WORDS`,
 //!   three turns in four) also quotes the turn before it whatever it is, and after a
 //!   question the turn the question is about ("Three times a week" quotes John's "my kids
 //!   are getting excited about staying active!" and Maria's "How often do you all workout
-//!   together?"). A quoted turn is cut to its last 15 words ([`QUOTE_WORDS`]), then its
+//!   together?"). A quoted turn is cut to its last 15 words (`QUOTE_WORDS`), then its
 //!   image caption: a reply answers the end of a turn, and a whole quoted turn drowns the
 //!   reply's own words. Session 4 (15 words, whole turns): recall@10 0.812 → 0.826; session
 //!   5 (30 words, cut to 15): 0.830 → 0.849, with the read path of each (BENCHMARKS.md).

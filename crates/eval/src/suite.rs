@@ -3,7 +3,7 @@
 //!
 //! [`discover`] finds the stores: each `probe*` folder holding `queries.jsonl` (one
 //! persona each), `locomo/locomo-dev.json`, `longmemeval/longmemeval_s-dev.json`.
-//! [`run_suite`] runs them all with one configuration and reports per store P@1,
+//! [`run_store`] runs each with one configuration and reports per store P@1,
 //! R@5, MRR, abstention F1, corpus return and p50 latency (LongMemEval also its
 //! official `recall_all@5` and NDCG@10).
 //!

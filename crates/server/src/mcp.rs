@@ -127,7 +127,7 @@ impl ServerHandler for McpServer {
 
 /// MCP over streamable HTTP (`gitloom serve --mcp`, at `/mcp`), multi-tenant like
 /// the HTTP API: each request carries `Authorization: Bearer KEY` and
-/// `X-Gitloom-Namespace: NAME` (checked by [`mcp_auth`] before the MCP layer sees
+/// `X-Gitloom-Namespace: NAME` (checked by `mcp_auth` before the MCP layer sees
 /// the request), and every tool call runs in that account's namespace through the
 /// same path as `POST /v1/namespaces/{ns}/ops/{op}`.
 #[derive(Clone)]
@@ -351,7 +351,7 @@ async fn json_errors(res: axum::response::Response) -> axum::response::Response 
     crate::http::ApiError::new(status, code, text.trim().to_owned()).into_response()
 }
 
-/// The `/mcp` route: rmcp's streamable HTTP service behind [`mcp_auth`].
+/// The `/mcp` route: rmcp's streamable HTTP service behind `mcp_auth`.
 pub fn http_router(state: crate::AppState) -> axum::Router {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,

@@ -9,18 +9,18 @@
 //!                        entities
 //! ```
 //!
-//! - [`analysis`]: the question read once (terms, shape, dates, tier, answer type,
+//! - `analysis`: the question read once (terms, shape, dates, tier, answer type,
 //!   entities) with the workspace's one word splitter.
-//! - [`arms`]: each arm runs once and returns raw scores, best first (on a large
-//!   arena the semantic scan runs on the engine's [`worker`] thread beside the
+//! - `arms`: each arm runs once and returns raw scores, best first (on a large
+//!   arena the semantic scan runs on the engine's `worker` thread beside the
 //!   lexical arm).
 //! - [`fusion`]: best cosine plus a share of lexical coverage (or weighted
 //!   reciprocal rank, and always without vectors); an arm counts once per candidate.
-//! - [`graph`]: neighbours of the strongest hits, when the question calls for it.
-//! - [`priors`]: factors on the fused score (supersession, dates, tier, …).
-//! - [`judge`]: the evidence floor on raw scores ([`evidence`]) and the gates
-//!   ([`gates`]); nothing returned when nothing is evidence.
-//! - [`decorate`]: snippets, sections, matched terms and cues.
+//! - `graph`: neighbours of the strongest hits, when the question calls for it.
+//! - `priors`: factors on the fused score (supersession, dates, tier, …).
+//! - `judge`: the evidence floor on raw scores ([`evidence`]) and the gates
+//!   (`gates`); nothing returned when nothing is evidence.
+//! - `decorate`: snippets, sections, matched terms and cues.
 //! - [`rerank`]: an optional second opinion over the head.
 //!
 //! Whether a hit is *evidence* is decided on raw arm scores, never on the fused
