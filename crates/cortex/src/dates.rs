@@ -49,12 +49,12 @@ fn weekday_of(word: &str) -> Option<Weekday> {
         .map(|(_, _, d)| *d)
 }
 
-/// The weekday's full name, for the text a resolved date is written back into.
 /// How a weekday resolved to a date is written: "on Tuesday 28 April 2026".
 fn on_weekday(name: &str, date: Date) -> String {
     format!("on {name} {}", spoken(date))
 }
 
+/// The weekday's full name, for the text a resolved date is written back into.
 fn weekday_name(d: Weekday) -> &'static str {
     WEEKDAYS
         .iter()

@@ -7,8 +7,8 @@
 //! favour a large share of any store and pick nothing out.
 //!
 //! Also here: whether a memory's text says when ([`says_when`]: "yesterday", "last
-//! year", "due on 15 January 2026"); the read path's `says_when` prior applies it to a question that asks when
-//! (`shape::asks_when`) and names no span of its own.
+//! year", "due on 15 January 2026"); the read path's `says_when` prior applies it to
+//! a question that asks when (`shape::asks_when`) and names no span of its own.
 
 use jiff::civil::{Date, Weekday};
 use jiff::{Timestamp, ToSpan, tz::TimeZone};
@@ -183,8 +183,8 @@ fn day_date(ws: &[String], today: Date) -> Option<Date> {
 /// Whether a text says when something happened: relative to when it was said
 /// ("yesterday", "last Friday", "two weeks ago", "next month", "in two weeks", "on
 /// Saturday") or on the calendar ("due 15 January 2026", "March 2025",
-/// "2026-09-24"). Not a
-/// duration ("for two weeks"), nor "last day". A stamp in brackets that opens a line
+/// "2026-09-24"). Not a duration ("for two weeks"), nor "last day". A stamp in
+/// brackets that opens a line
 /// ("[8 May 2023] Caroline: …", how a transcript dates every turn) says nothing about
 /// an event and is not read.
 pub fn says_when(text: &str) -> bool {
@@ -245,9 +245,7 @@ fn calendar_at(ws: &[String], i: usize) -> bool {
     let after = ws.get(i + 1).map(String::as_str).unwrap_or("");
     before.and_then(day_of_month).is_some()
         || day_of_month(after).is_some()
-        || after
-            .parse::<i16>()
-            .is_ok_and(|y| (1000..=9999).contains(&y))
+        || year_at(after).is_some()
 }
 
 /// Whether a line holds a date written `YYYY-MM-DD` (a valid one), standing alone.

@@ -156,10 +156,7 @@ pub(crate) fn matching(
     let mut memo = kept(idx, op)?;
     let mut out = Vec::with_capacity(exprs.len());
     for e in exprs {
-        if memo.get(table, e).is_none() {
-            let rows = walk(idx, table, e, op)?;
-            memo.keep(table, e, rows);
-        }
+        walked(idx, &mut memo, table, e, op)?;
         out.push(among(memo.get(table, e).unwrap_or_default(), &wanted));
     }
     Ok(out)
@@ -178,10 +175,7 @@ pub(crate) fn all_of(
     op: &'static str,
 ) -> Result<Option<Vec<i64>>, IndexError> {
     for e in exprs {
-        if memo.get(table, e).is_none() {
-            let rows = walk(idx, table, e, op)?;
-            memo.keep(table, e, rows);
-        }
+        walked(idx, memo, table, e, op)?;
     }
     let mut walks: Vec<&[i64]> = Vec::with_capacity(exprs.len());
     for e in exprs {
@@ -200,6 +194,21 @@ pub(crate) fn all_of(
         rows = among(w, &rows);
     }
     Ok(Some(rows))
+}
+
+/// Walks `expr` into `memo` unless a walk of it is kept.
+fn walked(
+    idx: &Index,
+    memo: &mut WalkMemo,
+    table: FtsTable,
+    expr: &str,
+    op: &'static str,
+) -> Result<(), IndexError> {
+    if memo.get(table, expr).is_none() {
+        let rows = walk(idx, table, expr, op)?;
+        memo.keep(table, expr, rows);
+    }
+    Ok(())
 }
 
 /// The memo, emptied first unless what it holds was read at the current version.
