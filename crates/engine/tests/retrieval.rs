@@ -1078,3 +1078,45 @@ fn who_someone_is_is_answered_where_they_were_introduced() {
             .all(|h| !h.priors.contains(&"introduces".to_owned()))
     );
 }
+
+#[test]
+fn a_question_for_an_identifier_a_time_or_an_age_needs_a_memory_that_states_one() {
+    let files = [
+        (
+            "facts/people/karim.md",
+            "---\ntitle: Karim, the neighbour upstairs\n---\nKarim lives upstairs, studies engineering and feeds the cat in August. His phone is always on.\n",
+        ),
+        (
+            "facts/people/dentist.md",
+            "---\ntitle: Dentist on Rue Garibaldi\n---\nThe dentist's phone number is 04 78 12 34 56; the surgery opens at 8:30.\n",
+        ),
+        (
+            "facts/garden/agm.md",
+            "---\ntitle: Allotment AGM in February\n---\nThe allotment AGM is on Saturday 14 February in the hall.\n",
+        ),
+    ];
+    let (_dir, engine) = lexical_store(&files, &["piano", "budget", "office", "train"]);
+    let ask = |q: &str| engine.retrieve(&RetrieveRequest::new(q)).expect("retrieve");
+    // Karim's memory is about him, but states no number: nothing answers.
+    let karim = ask("what's Karim's phone number");
+    assert!(
+        karim.hits.iter().all(|h| h.path != "facts/people/karim.md"),
+        "{:?}",
+        karim.hits
+    );
+    assert_eq!(
+        ask("what's the dentist's phone number").hits[0].path,
+        "facts/people/dentist.md"
+    );
+    // The AGM's memory gives a day and no time.
+    let agm = ask("what time does the allotment AGM start");
+    assert!(
+        agm.hits.iter().all(|h| h.path != "facts/garden/agm.md"),
+        "{:?}",
+        agm.hits
+    );
+    assert_eq!(
+        ask("when is the allotment AGM").hits[0].path,
+        "facts/garden/agm.md"
+    );
+}
