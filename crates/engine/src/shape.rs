@@ -81,6 +81,20 @@ pub fn asks_about_past(query: &str) -> bool {
         || has_seq(&ws, &["use", "to"])
 }
 
+/// Whether a question says outright that it asks about the present, as against an
+/// earlier state: "now", "these days", "nowadays", "currently", "at the moment",
+/// "at present", "rn", "anymore". Who asks "what do I drive these days" knows it has
+/// changed. ("Still" asks whether something goes on, not what it changed to.)
+pub fn says_now(query: &str) -> bool {
+    let ws = words(query);
+    ["now", "nowadays", "currently", "rn", "anymore"]
+        .iter()
+        .any(|w| has(&ws, w))
+        || has_seq(&ws, &["these", "days"])
+        || has_seq(&ws, &["at", "the", "moment"])
+        || has_seq(&ws, &["at", "present"])
+}
+
 /// Which time a question asks about, read from its markers and tense; it decides
 /// whether superseded and ended memories sink, rise or stay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -444,6 +458,28 @@ pub fn classify(query: &str) -> Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_that_says_now_outright() {
+        for q in [
+            "who's my uni tutor now",
+            "what do i drive these days",
+            "what am i driving at the moment",
+            "what neighbourhood am i in nowadays",
+            "how far am i allowed to run rn",
+            "where do I currently work",
+        ] {
+            assert!(says_now(q), "{q}");
+        }
+        for q in [
+            "who is my tutor",
+            "am i still taking those language classes",
+            "what did i drive before the renault",
+            "what happened at the known issue",
+        ] {
+            assert!(!says_now(q), "{q}");
+        }
+    }
 
     #[test]
     fn orientation_reads_markers_then_tense() {

@@ -1120,3 +1120,45 @@ fn a_question_for_an_identifier_a_time_or_an_age_needs_a_memory_that_states_one(
         "facts/garden/agm.md"
     );
 }
+
+#[test]
+fn a_question_that_says_now_lifts_the_newer_state_of_what_changed() {
+    let files = [
+        (
+            "facts/study/course.md",
+            "---\ntitle: MSc at the university\ncues: [which uni am i at, who teaches the course]\n---\nPart-time MSc at the university; the course has a tutor for every module.\n",
+        ),
+        (
+            "facts/study/supervisor-helen.md",
+            "---\ntitle: Helen, my supervisor until May\ncues: [who is my supervisor]\n---\nHelen supervised the MSc until May.\n",
+        ),
+        (
+            "facts/study/supervisor-marcus.md",
+            "---\ntitle: Marcus, my supervisor from June\ncues: [who is my supervisor]\nsupersedes: facts/study/supervisor-helen.md\n---\nMarcus supervises the MSc from June.\n",
+        ),
+    ];
+    let (_dir, engine) = lexical_store(&files, &["garden", "piano", "budget", "office"]);
+    let ask = |q: &str| engine.retrieve(&RetrieveRequest::new(q)).expect("retrieve");
+    let now = ask("who supervises my MSc now");
+    let marcus = now
+        .hits
+        .iter()
+        .find(|h| h.path == "facts/study/supervisor-marcus.md")
+        .expect("Marcus's memory is found");
+    assert!(
+        marcus.priors.contains(&"current".to_owned()),
+        "{:?}",
+        now.hits
+    );
+    assert_eq!(now.hits[0].path, "facts/study/supervisor-marcus.md");
+    // Without "now" the question gets no such lift.
+    let plain = ask("who supervises my MSc");
+    assert!(
+        plain
+            .hits
+            .iter()
+            .all(|h| !h.priors.contains(&"current".to_owned())),
+        "{:?}",
+        plain.hits
+    );
+}

@@ -191,6 +191,9 @@ pub(crate) fn citing(idx: &Index, transcripts: &[&str]) -> Result<Vec<String>, I
 pub struct PriorFacts {
     /// Another memory names this one in `supersedes`.
     pub superseded: bool,
+    /// This memory names another in `supersedes`, and that one is in the store: it
+    /// is the newer state of something that changed.
+    pub supersedes: bool,
     /// `valid_to`, as seconds since the epoch.
     pub valid_to: Option<i64>,
     pub confidence: Option<f64>,
@@ -214,7 +217,9 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
                     EXISTS (SELECT 1 FROM links WHERE resolved = ?1 AND kind = 'supersedes'),
                     coalesce(updated_unix, created_unix), title,
                     valid_from_unix IS NOT NULL OR valid_to_unix IS NOT NULL,
-                    EXISTS (SELECT 1 FROM timeline WHERE path = ?1)
+                    EXISTS (SELECT 1 FROM timeline WHERE path = ?1),
+                    EXISTS (SELECT 1 FROM links
+                            WHERE src = ?1 AND kind = 'supersedes' AND resolved IS NOT NULL)
              FROM files WHERE path = ?1",
         )
         .map_err(idx.err(op))?;
@@ -227,6 +232,7 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
             title: r.get(4)?,
             dated: r.get::<_, bool>(5)? || r.get::<_, bool>(6)?,
             says_dates: r.get(6)?,
+            supersedes: r.get(7)?,
         })
     })
     .optional()

@@ -23,6 +23,8 @@ pub(crate) struct Analysis {
     pub shape: Shape,
     /// Which time it asks about: whether superseded and ended memories sink or rise.
     pub orientation: Orientation,
+    /// It says outright that it asks about the present ("now", "these days").
+    pub says_now: bool,
     /// It asks the assistant for advice (`shape::seeks_advice`).
     pub advice: bool,
     /// The moment it is asked, in seconds since the epoch.
@@ -55,6 +57,7 @@ impl Analysis {
             terms,
             shape: shape::classify(q),
             orientation: shape::orientation(q),
+            says_now: shape::says_now(q),
             advice: shape::seeks_advice(q),
             now,
             // A question with a span of its own ("four weeks ago") has the `when` prior.

@@ -81,6 +81,13 @@ pub struct Priors {
     /// up; later memories mention them doing things.
     #[serde(default = "introduces")]
     pub introduces: f64,
+    /// A memory that supersedes another and is itself current (nothing supersedes
+    /// it, its `valid_to` has not passed), when the question says outright that it
+    /// asks about the present (`shape::says_now`): "what am I driving at the
+    /// moment" asks for the newer state of something that changed. Chosen by leave
+    /// one persona out (BENCHMARKS.md, "Session 30"); 1 is inert.
+    #[serde(default = "one")]
+    pub current: f64,
 }
 
 fn introduces() -> f64 {
@@ -247,6 +254,7 @@ impl Default for RetrieveConfig {
                 named_subject: true,
                 says_when: 1.5,
                 ended: ended(),
+                current: 2.0,
                 introduces: introduces(),
             },
             semantic: None,

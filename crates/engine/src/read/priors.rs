@@ -92,6 +92,14 @@ pub(crate) fn apply(
         {
             times(p.says_when, "says when".to_owned());
         }
+        if q.says_now
+            && p.current != 1.0
+            && row.supersedes
+            && !stale
+            && q.orientation == Orientation::Present
+        {
+            times(p.current, "current".to_owned());
+        }
         if row.dated && q.shape == Shape::Temporal && p.timeline != 1.0 {
             times(p.timeline, "dated".to_owned());
         }
