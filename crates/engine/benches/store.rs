@@ -119,7 +119,12 @@ fn bench_size(n: usize, all_arms: bool) {
 
     let mut sync_ms = Vec::new();
     let mut visited = Vec::new();
-    for round in 0..5u32 {
+    // `GITLOOM_BENCH_SYNC_ROUNDS=N`: N incremental syncs of 50 edits (default 5); more
+    // shows how the full-text index's segments grow over a store's life.
+    let rounds: u32 = std::env::var("GITLOOM_BENCH_SYNC_ROUNDS")
+        .map(|v| v.parse().expect("a number of rounds"))
+        .unwrap_or(5);
+    for round in 0..rounds {
         let edits = gitloom_synth::edits(&files, 50, 1000 + u64::from(round), round + 1);
         let batch = Batch {
             changes: to_batch(&edits),

@@ -29,6 +29,8 @@ mod links;
 mod query;
 mod ranged;
 mod schema;
+#[cfg(test)]
+mod segments;
 mod snapshot;
 mod stats;
 mod sync;

@@ -85,12 +85,15 @@ pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, In
     let mut deltas = TopicDeltas::default();
     let mut touched_entities: HashSet<i64> = HashSet::new();
     let mut changed: Vec<&str> = Vec::new();
+    let mut text = FullTextWrites::default();
 
     if batch.full {
         tx.execute_batch(CLEAR_ALL).map_err(e("clear index"))?;
     }
     for p in &batch.removed {
-        if remove_file(&tx, p, &mut deltas, &mut touched_entities).map_err(e("remove file"))? {
+        if remove_file(&tx, p, &mut deltas, &mut touched_entities, &mut text)
+            .map_err(e("remove file"))?
+        {
             stats.removed += 1;
         }
         clear_problem(&tx, p).map_err(e("clear problem"))?;
@@ -108,10 +111,12 @@ pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, In
             continue;
         }
         if !batch.full {
-            remove_file(&tx, p, &mut deltas, &mut touched_entities).map_err(e("replace file"))?;
+            remove_file(&tx, p, &mut deltas, &mut touched_entities, &mut text)
+                .map_err(e("replace file"))?;
             clear_problem(&tx, p).map_err(e("clear problem"))?;
         }
-        insert_file(&tx, f, &mut deltas, &mut touched_entities).map_err(e("insert file"))?;
+        insert_file(&tx, f, &mut deltas, &mut touched_entities, &mut text)
+            .map_err(e("insert file"))?;
         stats.upserted += 1;
         changed.push(p);
     }
@@ -120,6 +125,7 @@ pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, In
             .and_then(|mut s| s.execute(params![pr.path, pr.message]))
             .map_err(e("record problem"))?;
     }
+    text.write(&tx).map_err(e("write full-text rows"))?;
     deltas.flush(&tx).map_err(e("update topic counts"))?;
     gc_entities(&tx, &touched_entities).map_err(e("drop unused entities"))?;
     canonical_entities(&tx, &touched_entities).map_err(e("settle entity names"))?;
@@ -170,6 +176,74 @@ pub(crate) fn apply(idx: &mut Index, batch: &SyncBatch) -> Result<ApplyStats, In
     Ok(stats)
 }
 
+/// One file's row of `fts`.
+struct FileText<'a> {
+    title: &'a str,
+    summary: &'a str,
+    cues: String,
+    entities: String,
+    tags: String,
+    body: &'a str,
+}
+
+/// The full-text rows an apply deletes (`None`) and inserts, by rowid, kept in the
+/// order the files were visited and written together, in rowid order, by
+/// [`FullTextWrites::write`] after every file's other rows.
+///
+/// Why: FTS5 holds a transaction's new terms in memory, and writes them out as a new
+/// segment whenever a write's rowid is lower than the one before it (its pending
+/// doclists only grow in rowid order: `sqlite3Fts5IndexBeginWrite`). Row ids are path
+/// hashes, so visiting files in path order wrote a segment about every second file:
+/// a sync of 50 edits left 8–18 segments in `fts` and `sections_fts` where a rebuild
+/// leaves one, and every full-text query seeks each of its terms in every segment; a
+/// full build wrote thousands and spent its time merging them. In rowid order an apply
+/// writes one segment per table (more only past FTS5's 1 MiB of pending terms), and
+/// FTS5's own merging keeps the count low. The index holds the same rows either way,
+/// so every query's matches and BM25 scores are the same (BENCHMARKS.md, session 30).
+#[derive(Default)]
+struct FullTextWrites<'a> {
+    files: Vec<(i64, Option<FileText<'a>>)>,
+    sections: Vec<(i64, Option<(String, String)>)>,
+}
+
+impl FullTextWrites<'_> {
+    fn write(self, c: &Connection) -> rusqlite::Result<()> {
+        let FullTextWrites {
+            mut files,
+            mut sections,
+        } = self;
+        // Stable sorts: a rowid deleted and inserted again in one apply (a replaced
+        // file, a section id reused) keeps its delete first, which FTS5 takes without
+        // a flush, and the delete still reads the old row's text to remove its terms.
+        files.sort_by_key(|(id, _)| *id);
+        sections.sort_by_key(|(id, _)| *id);
+        let mut del = c.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?;
+        let mut ins = c.prepare_cached(
+            "INSERT INTO fts (rowid, title, summary, cues, entities, tags, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for (id, row) in &files {
+            match row {
+                None => del.execute([id])?,
+                Some(t) => ins.execute(params![
+                    id, t.title, t.summary, t.cues, t.entities, t.tags, t.body
+                ])?,
+            };
+        }
+        let mut del = c.prepare_cached("DELETE FROM sections_fts WHERE rowid = ?1")?;
+        let mut ins = c.prepare_cached(
+            "INSERT INTO sections_fts (rowid, heading, text) VALUES (?1, ?2, ?3)",
+        )?;
+        for (id, row) in &sections {
+            match row {
+                None => del.execute([id])?,
+                Some((heading, text)) => ins.execute(params![id, heading, text])?,
+            };
+        }
+        Ok(())
+    }
+}
+
 fn clear_problem(c: &Connection, path: &str) -> rusqlite::Result<()> {
     c.prepare_cached("DELETE FROM problems WHERE path = ?1")?
         .execute([path])?;
@@ -182,6 +256,7 @@ fn remove_file(
     path: &str,
     deltas: &mut TopicDeltas,
     touched: &mut HashSet<i64>,
+    text: &mut FullTextWrites<'_>,
 ) -> rusqlite::Result<bool> {
     let row: Option<(i64, String, String)> = c
         .prepare_cached("SELECT id, tier, topic FROM files WHERE path = ?1")?
@@ -190,12 +265,13 @@ fn remove_file(
     let Some((id, tier, topic)) = row else {
         return Ok(false);
     };
-    c.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
-        .execute([id])?;
-    c.prepare_cached(
-        "DELETE FROM sections_fts WHERE rowid IN (SELECT id FROM sections WHERE path = ?1)",
-    )?
-    .execute([path])?;
+    text.files.push((id, None));
+    {
+        let mut st = c.prepare_cached("SELECT id FROM sections WHERE path = ?1")?;
+        for sid in st.query_map([path], |r| r.get::<_, i64>(0))? {
+            text.sections.push((sid?, None));
+        }
+    }
     {
         let mut st = c.prepare_cached("SELECT entity_id FROM mentions WHERE path = ?1")?;
         let ids = st.query_map([path], |r| r.get::<_, i64>(0))?;
@@ -225,11 +301,12 @@ fn stamp(w: &Option<When>) -> (Option<String>, Option<i64>) {
     }
 }
 
-fn insert_file(
+fn insert_file<'a>(
     c: &Connection,
-    f: &IndexedFile,
+    f: &'a IndexedFile,
     deltas: &mut TopicDeltas,
     touched: &mut HashSet<i64>,
+    text: &mut FullTextWrites<'a>,
 ) -> rusqlite::Result<()> {
     let path = f.path.as_str();
     let tier = f.path.tier().map(|t| t.as_str()).unwrap_or_default();
@@ -283,26 +360,24 @@ fn insert_file(
     ])?;
 
     let entity_names: Vec<&str> = fm.entities.iter().map(|e| e.name.as_str()).collect();
-    c.prepare_cached(
-        "INSERT INTO fts (rowid, title, summary, cues, entities, tags, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![
+    text.files.push((
         id,
-        fm.title,
-        fm.summary.as_deref().unwrap_or_default(),
-        fm.cues.join("\n"),
-        entity_names.join("\n"),
-        fm.tags.join(" "),
-        m.body,
-    ])?;
+        Some(FileText {
+            title: &fm.title,
+            summary: fm.summary.as_deref().unwrap_or_default(),
+            cues: fm.cues.join("\n"),
+            entities: entity_names.join("\n"),
+            tags: fm.tags.join(" "),
+            body: &m.body,
+        }),
+    ));
 
     for said in &f.said {
         c.prepare_cached("INSERT OR IGNORE INTO said (path, source, text) VALUES (?1, ?2, ?3)")?
             .execute(params![path, said.source, said.text])?;
     }
 
-    for (ord, s) in m.sections().iter().enumerate() {
+    for (ord, s) in m.sections().into_iter().enumerate() {
         c.prepare_cached(
             "INSERT INTO sections (path, ord, anchor, heading, start_line, end_line, text)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -317,8 +392,7 @@ fn insert_file(
             s.text
         ])?;
         let sid = c.last_insert_rowid();
-        c.prepare_cached("INSERT INTO sections_fts (rowid, heading, text) VALUES (?1, ?2, ?3)")?
-            .execute(params![sid, s.heading, s.text])?;
+        text.sections.push((sid, Some((s.heading, s.text))));
     }
     for (ord, cue) in fm.cues.iter().enumerate() {
         c.prepare_cached("INSERT OR REPLACE INTO cues (path, ord, text) VALUES (?1, ?2, ?3)")?
@@ -479,4 +553,127 @@ fn free_id(c: &rusqlite::Connection, path: &str) -> rusqlite::Result<i64> {
         id = id.checked_add(1).unwrap_or(1);
     }
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{indexed, memory_text};
+    use crate::{LexicalQuery, segments};
+
+    fn file(i: usize, version: usize) -> IndexedFile {
+        let body = format!(
+            "Note {i} version {version} about kalaviix{} and labrafeix{}.\n\n\
+             ## Plans\n\nTrip {version} to the harbour with ticket {}.\n\n\
+             ## People\n\nMet Ben{} at the station.\n",
+            i % 7,
+            (i + version) % 11,
+            i * 31 % 97,
+            i % 13
+        );
+        let text = memory_text(&format!("Memory {i}"), &[&format!("cue {}", i % 17)], &body);
+        indexed(&format!("facts/t{}/m{i:04}.md", i % 5), &text).expect("valid memory")
+    }
+
+    fn batch(
+        commit: &str,
+        full: bool,
+        upserted: Vec<IndexedFile>,
+        removed: Vec<String>,
+    ) -> SyncBatch {
+        SyncBatch {
+            commit: commit.into(),
+            tree: format!("tree-{commit}"),
+            full,
+            removed,
+            upserted,
+            problems: Vec::new(),
+        }
+    }
+
+    fn counts(idx: &Index) -> (i64, i64) {
+        (
+            segments::count(&idx.conn, "fts").expect("fts segments"),
+            segments::count(&idx.conn, "sections_fts").expect("sections_fts segments"),
+        )
+    }
+
+    /// Incremental syncs of edits in hashed (random) rowid order add at most one
+    /// segment per full-text table each; the index answers as a fresh full build of
+    /// the same files does, scores included. Writing the rows in the order the files
+    /// are visited adds a segment about every second file, and fails this.
+    #[test]
+    fn incremental_syncs_add_at_most_a_segment_each() {
+        const N: usize = 300;
+        let mut idx = Index::open_in_memory().expect("index");
+        let mut current: Vec<Option<IndexedFile>> = (0..N).map(|i| Some(file(i, 0))).collect();
+        idx.apply(&batch(
+            "c0",
+            false,
+            current.iter().flatten().cloned().collect(),
+            Vec::new(),
+        ))
+        .expect("import");
+        let (fts0, sections0) = counts(&idx);
+        for round in 1..=12usize {
+            // 30 edited files and one removed, spread over the hashed ids.
+            let mut upserted = Vec::new();
+            for k in 0..30 {
+                let i = (k * 37 + round * 11) % N;
+                let f = file(i, round);
+                current[i] = Some(f.clone());
+                upserted.push(f);
+            }
+            let gone = (round * 53 + 5) % N;
+            let removed = match current[gone].take() {
+                Some(f) => vec![f.path.as_str().to_owned()],
+                None => Vec::new(),
+            };
+            upserted.retain(|f| f.path.as_str() != removed.first().map_or("", String::as_str));
+            idx.apply(&batch(&format!("c{round}"), false, upserted, removed))
+                .expect("sync");
+            let (fts, sections) = counts(&idx);
+            let bound = |base: i64| base + i64::try_from(round).expect("small");
+            assert!(
+                fts <= bound(fts0) && sections <= bound(sections0),
+                "after sync {round}: {fts} segments in fts (from {fts0}), \
+                 {sections} in sections_fts (from {sections0})"
+            );
+        }
+        for t in ["fts", "sections_fts"] {
+            idx.conn
+                .execute(
+                    &format!("INSERT INTO {t} ({t}) VALUES ('integrity-check')"),
+                    [],
+                )
+                .expect("full-text index consistent with its rows");
+        }
+
+        let mut fresh = Index::open_in_memory().expect("index");
+        fresh
+            .apply(&batch(
+                "full",
+                true,
+                current.iter().flatten().cloned().collect(),
+                Vec::new(),
+            ))
+            .expect("full build");
+        assert_eq!(counts(&fresh), (1, 1));
+        for text in [
+            "kalaviix3 harbour",
+            "labrafeix5 ticket",
+            "ben4 station plans",
+            "note version",
+        ] {
+            let q = LexicalQuery {
+                text: text.into(),
+                limit: 50,
+                ..LexicalQuery::default()
+            };
+            let a = idx.lexical(&q).expect("incremental");
+            let b = fresh.lexical(&q).expect("full");
+            assert!(!b.is_empty(), "{text}: no hits");
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{text}");
+        }
+    }
 }
