@@ -11,14 +11,14 @@
 //! - **a relation through a possessive** ("Maya's husband", "my sister's kids"): the
 //!   memory must name that relation or a near synonym (husband ~ wife ~ spouse ~
 //!   married);
-//! - **an identifier** ("what's Karim's phone number", "what's the wifi password",
-//!   "what's Hana's email"): the memory must hold something shaped like one — a
+//! - **an identifier** ("what's Robin's phone number", "what's the wifi password",
+//!   "what's Robin's email"): the memory must hold something shaped like one — a
 //!   token mixing letters and digits that is not a quantity with its unit
 //!   ("INC-4821", "AB12 CDE"), a run of seven or more digits (a phone number), or
 //!   an email address;
-//! - **a time of day** ("what time does the AGM start"): a clock time ("15:00",
+//! - **a time of day** ("what time does the meeting start"): a clock time ("15:00",
 //!   "7pm", "7.30 am", "noon");
-//! - **an age** ("how old is Sophie"): an age or a birth ("six years old", "aged
+//! - **an age** ("how old is Robin"): an age or a birth ("six years old", "aged
 //!   40", "born in 2019", "turned 30").
 //!
 //! These are the near-miss unanswerables: a stored person or thing asked for a
@@ -254,15 +254,10 @@ fn is_measure(t: &str) -> bool {
         && (unit.chars().all(char::is_lowercase) || MEASURE_UNITS.contains(&unit))
 }
 
-/// `YYYY-MM-DD`, possibly with a time after it.
+/// A token that opens on a `YYYY-MM-DD` date (a time may follow it).
 fn is_iso_date(t: &str) -> bool {
-    let b = t.as_bytes();
-    b.len() >= 10
-        && b[..4].iter().all(u8::is_ascii_digit)
-        && b[4] == b'-'
-        && b[5..7].iter().all(u8::is_ascii_digit)
-        && b[7] == b'-'
-        && b[8..10].iter().all(u8::is_ascii_digit)
+    t.get(..10)
+        .is_some_and(|d| d.parse::<jiff::civil::Date>().is_ok())
 }
 
 /// A clock time: hours and minutes joined by `:` or `.` or `h` ("15:00", "7.30
@@ -362,7 +357,7 @@ pub fn demands(query: &str) -> Vec<Demand> {
         out.push(Demand::Price);
     }
     let first = tokens.first().copied().unwrap_or_default();
-    // "what's the ticket number", "what is Hana's email": a "what" question whose
+    // "what's the ticket number", "what is Robin's email": a "what" question whose
     // thing asked is an identifier ("number one", "number of" are not).
     let identifier = tokens.iter().enumerate().any(|(i, t)| {
         IDENTIFIER_NOUNS.contains(t)

@@ -83,11 +83,11 @@ pub fn asks_about_past(query: &str) -> bool {
 
 /// Whether a question says outright that it asks about the present, as against an
 /// earlier state: "now", "these days", "nowadays", "currently", "at the moment",
-/// "at present", "rn", "anymore". Who asks "what do I drive these days" knows it has
+/// "at present", "anymore". Who asks "where do I work these days" knows it has
 /// changed. ("Still" asks whether something goes on, not what it changed to.)
 pub fn says_now(query: &str) -> bool {
     let ws = words(query);
-    ["now", "nowadays", "currently", "rn", "anymore"]
+    ["now", "nowadays", "currently", "anymore"]
         .iter()
         .any(|w| has(&ws, w))
         || has_seq(&ws, &["these", "days"])
@@ -466,7 +466,7 @@ mod tests {
             "what do i drive these days",
             "what am i driving at the moment",
             "what neighbourhood am i in nowadays",
-            "how far am i allowed to run rn",
+            "how far am i allowed to run right now",
             "where do I currently work",
         ] {
             assert!(says_now(q), "{q}");
