@@ -49,6 +49,12 @@ fn weekday_of(word: &str) -> Option<Weekday> {
         .map(|(_, _, d)| *d)
 }
 
+/// A month or a weekday, in full or abbreviated ("may", "Tues"): a word that dates
+/// something and names nothing.
+pub fn is_calendar_word(word: &str) -> bool {
+    month_of(word).is_some() || weekday_of(word).is_some()
+}
+
 /// How a weekday resolved to a date is written: "on Tuesday 28 April 2026".
 fn on_weekday(name: &str, date: Date) -> String {
     format!("on {name} {}", spoken(date))

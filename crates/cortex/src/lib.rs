@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod answer;
+mod change;
 pub mod dates;
 mod dict;
 mod error;

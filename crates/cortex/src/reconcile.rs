@@ -30,7 +30,38 @@ pub use gitloom_model::SOURCES_KEY;
 #[derive(Debug, Default)]
 pub struct RunCache {
     about: HashMap<String, Option<StorePath>>,
+    /// Every memory the run's earlier sessions wrote, as a change looks for it.
+    titled: BTreeMap<StorePath, Titled>,
 }
+
+/// A memory as a statement of change looks for it (see `change.rs`): its subject and
+/// the terms of its title.
+#[derive(Debug, Clone)]
+struct Titled {
+    subject: String,
+    terms: BTreeSet<String>,
+    /// It already ended (`valid_to`), so no change ends it again.
+    ended: bool,
+}
+
+impl Titled {
+    fn of(m: &Memory) -> Titled {
+        Titled {
+            subject: subject_of(m)
+                .as_deref()
+                .map(key_name)
+                .unwrap_or_default()
+                .to_owned(),
+            terms: crate::change::title_terms(&m.front.title),
+            ended: m.front.valid_to.is_some(),
+        }
+    }
+}
+
+/// How many earlier memories' titles may hold a changed term for it to name one
+/// thing: a term in more titles than this ("work", a name everyone mentions) says
+/// which kind of memory changed, not which one.
+const CHANGE_TITLES: usize = 2;
 
 impl RunCache {
     /// Looks up every name in `names` in the index as it is before the run.
@@ -57,6 +88,7 @@ impl RunCache {
     /// Records the memories one session wrote as the newest about their subjects.
     pub fn record(&mut self, files: &BTreeMap<StorePath, Memory>) {
         for (p, m) in files {
+            self.titled.insert(p.clone(), Titled::of(m));
             if let Some(k) = subject_of(m) {
                 let name = key_name(&k);
                 if name != "user" && !name.starts_with("rule ") && !name.starts_with("howto ") {
@@ -326,6 +358,83 @@ impl<'e> Staged<'e> {
         Ok(out)
     }
 
+    /// Marks `old` (at `p`) superseded by `memory`: `supersedes` and a `related` link
+    /// labelled `label` on the new one, `valid_to` on the old one unless it has one.
+    fn supersede(
+        &mut self,
+        memory: &mut Memory,
+        p: StorePath,
+        mut old: Memory,
+        label: &str,
+        valid_from: When,
+        when: When,
+    ) {
+        memory.front.supersedes.push(p.to_string());
+        let rel = Related {
+            label: Some(label.to_owned()),
+            target: p.to_string(),
+        };
+        if !memory.front.related.contains(&rel) {
+            memory.front.related.push(rel);
+        }
+        if old.front.valid_to.is_none() {
+            old.front.valid_to = Some(valid_from);
+            old.front.updated = Some(when);
+        }
+        self.put(p, old, false);
+    }
+
+    /// The one earlier memory of `fact`'s subject whose title names what the fact
+    /// says changed: for each changed term, nearest the word of change first, the
+    /// earlier memories (of this run's earlier sessions, or in the index) whose titles
+    /// hold it; the first term held by one to [`CHANGE_TITLES`] of them decides, and
+    /// of those the title holding most changed terms, then the shortest.
+    fn changed_memory(
+        &self,
+        fact: &Fact,
+        key: &str,
+        path: &StorePath,
+    ) -> Result<Option<StorePath>, CortexError> {
+        let subject = key_name(key);
+        let wanted = |p: &StorePath, t: &Titled| {
+            t.subject == subject && !t.ended && p != path && !self.created.contains(p)
+        };
+        let mut earlier: BTreeMap<StorePath, Titled> = self
+            .cache
+            .titled
+            .iter()
+            .filter(|(p, t)| wanted(p, t))
+            .map(|(p, t)| (p.clone(), t.clone()))
+            .collect();
+        // Memories from before this run are in the index.
+        for c in self.candidates(&fact.changes.join(" "))? {
+            if let Ok(p) = StorePath::parse(&c.path)
+                && !earlier.contains_key(&p)
+                && let Some(m) = self.load(&p)?
+            {
+                let t = Titled::of(&m);
+                if wanted(&p, &t) {
+                    earlier.insert(p, t);
+                }
+            }
+        }
+        for term in &fact.changes {
+            let holders: Vec<(&StorePath, &Titled)> = earlier
+                .iter()
+                .filter(|(_, t)| t.terms.contains(term))
+                .collect();
+            if holders.is_empty() || holders.len() > CHANGE_TITLES {
+                continue;
+            }
+            let shared = |t: &Titled| fact.changes.iter().filter(|c| t.terms.contains(*c)).count();
+            return Ok(holders
+                .into_iter()
+                .min_by_key(|(p, t)| (std::cmp::Reverse(shared(t)), t.terms.len(), (*p).clone()))
+                .map(|(p, _)| p.clone()));
+        }
+        Ok(None)
+    }
+
     /// Reconciles one fact (already validated) from `source`.
     pub fn reconcile(
         &mut self,
@@ -555,30 +664,37 @@ impl<'e> Staged<'e> {
                 .flat_map(|m| m.front.supersedes.clone())
                 .collect();
             let valid_from = memory.front.valid_from.unwrap_or(when);
-            for (p, mut old) in holders {
+            for (p, old) in holders {
                 if replaced.contains(p.as_str())
                     || memory.front.supersedes.iter().any(|s| s == p.as_str())
                 {
                     continue;
                 }
-                memory.front.supersedes.push(p.to_string());
-                let rel = Related {
-                    label: Some(format!("previous-{slot}")),
-                    target: p.to_string(),
-                };
-                if !memory.front.related.contains(&rel) {
-                    memory.front.related.push(rel);
-                }
-                if old.front.valid_to.is_none() {
-                    old.front.valid_to = Some(valid_from);
-                    old.front.updated = Some(when);
-                }
                 superseded.push(p.to_string());
-                self.put(p, old, false);
+                self.supersede(
+                    &mut memory,
+                    p,
+                    old,
+                    &format!("previous-{slot}"),
+                    valid_from,
+                    when,
+                );
             }
-            if !superseded.is_empty() && verdict == Verdict::New {
-                verdict = Verdict::Supersedes;
-            }
+        }
+        // Any other change ("cancelled the gym", "moved out of the flat") ends the one
+        // earlier memory whose title names what changed.
+        if superseded.is_empty()
+            && !fact.changes.is_empty()
+            && let Some(p) = self.changed_memory(&fact, &key, &path)?
+            && !memory.front.supersedes.iter().any(|s| s == p.as_str())
+            && let Some(old) = self.load(&p)?
+        {
+            let valid_from = memory.front.valid_from.unwrap_or(when);
+            superseded.push(p.to_string());
+            self.supersede(&mut memory, p, old, "previous", valid_from, when);
+        }
+        if !superseded.is_empty() && verdict == Verdict::New {
+            verdict = Verdict::Supersedes;
         }
 
         // Relate: link to memories about the other people, places and things named.

@@ -248,3 +248,83 @@ fn concurrent_ingests_about_one_subject_lose_nothing() {
         assert!(memories.contains(word), "lost: {text:?}\n{memories}");
     }
 }
+
+const CHANGES: &str = r#"[
+ {"id": "a", "date": "2025-02-03", "messages": [
+   {"role": "user", "content": "I have a Pulsefit membership at the riverside location."},
+   {"role": "assistant", "content": "Noted."},
+   {"role": "user", "content": "I sing in the Hallé choir on Mondays."},
+   {"role": "assistant", "content": "Lovely."},
+   {"role": "user", "content": "We drive a 2015 Volvo estate."}]},
+ {"id": "b", "date": "2025-06-01", "messages": [
+   {"role": "user", "content": "I cancelled Pulsefit, last day is June 30."},
+   {"role": "assistant", "content": "Okay."},
+   {"role": "user", "content": "Rehearsals are hard work but I won't quit the choir."}]}
+]"#;
+
+const LATER: &str = r#"[
+ {"id": "c", "date": "2025-09-14", "messages": [
+   {"role": "user", "content": "We sold the Volvo on Saturday."}]}
+]"#;
+
+/// The memory of `engine` whose title contains `words`.
+fn titled(engine: &Engine, words: &str) -> (String, Memory) {
+    let hits = engine
+        .retrieve(&RetrieveRequest::new(words).with_limit(20))
+        .expect("retrieve")
+        .hits;
+    let h = hits
+        .iter()
+        .find(|h| h.title.contains(words))
+        .unwrap_or_else(|| panic!("no memory titled {words:?} in {hits:#?}"));
+    (h.path.clone(), read(engine, &h.path))
+}
+
+#[test]
+fn a_statement_that_something_ended_supersedes_the_memory_whose_title_names_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let opts = IngestOptions::default();
+    let r = ingest(
+        &engine,
+        &parse_sessions(CHANGES).expect("sessions"),
+        &OfflineExtractor,
+        &opts,
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(r.superseded, 1, "only the cancelled membership: {r:#?}");
+    let (membership, m) = titled(&engine, "Pulsefit membership");
+    let (_, cancelled) = titled(&engine, "cancelled Pulsefit");
+    assert_eq!(
+        cancelled.front.supersedes,
+        std::slice::from_ref(&membership)
+    );
+    assert_eq!(
+        m.front.valid_to.map(|w| w.to_string()).as_deref(),
+        Some("2025-06-01"),
+        "the membership ended when the user said so"
+    );
+    // "won't quit" ends nothing.
+    let (_, choir) = titled(&engine, "choir");
+    assert!(choir.front.valid_to.is_none(), "{choir:#?}");
+
+    // A later run finds the earlier memory in the index.
+    let r = ingest(
+        &store_open(tmp.path()),
+        &parse_sessions(LATER).expect("sessions"),
+        &OfflineExtractor,
+        &opts,
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(r.superseded, 1, "{r:#?}");
+    let engine = store_open(tmp.path());
+    let (volvo, car) = titled(&engine, "Volvo estate");
+    let (_, sold) = titled(&engine, "sold the Volvo");
+    assert_eq!(sold.front.supersedes, [volvo]);
+    assert_eq!(
+        car.front.valid_to.map(|w| w.to_string()).as_deref(),
+        Some("2025-09-14")
+    );
+}
