@@ -328,3 +328,27 @@ fn a_statement_that_something_ended_supersedes_the_memory_whose_title_names_it()
         Some("2025-09-14")
     );
 }
+
+const SOMEONE_ELSES_JOB: &str = r#"[
+ {"id": "a", "date": "2025-03-03", "messages": [
+   {"role": "user", "content": "I work at Globex Corporation as a data analyst."}]},
+ {"id": "b", "date": "2025-07-08", "messages": [
+   {"role": "user", "content": "Big news from my daughter Maeve. She's got a job at Initech Labs in Nantes."}]}
+]"#;
+
+#[test]
+fn someone_elses_new_job_leaves_the_users_employer_alone() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let r = ingest(
+        &engine,
+        &parse_sessions(SOMEONE_ELSES_JOB).expect("sessions"),
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest");
+    assert_eq!(r.superseded, 0, "{r:#?}");
+    let (_, globex) = titled(&engine, "Globex");
+    assert!(globex.front.valid_to.is_none(), "{globex:#?}");
+}

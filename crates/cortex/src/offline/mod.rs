@@ -458,7 +458,7 @@ impl Extractor for OfflineExtractor {
                     for f in &found {
                         u.dates.push((*f, resolved.clone()));
                     }
-                    employment(u, &clause, &found, anchor);
+                    employment(u, &clause, &spots, &found, anchor);
                     for s in &spots {
                         if !u
                             .entities
@@ -638,17 +638,30 @@ fn without_names(clause: &str, spots: &[Spotted]) -> String {
 }
 
 /// The name an employment phrase ("offer from", "job at", "last day at") stands
-/// right before, if any.
+/// right before, if any, when the employment is the speaker's own ("she's got a job
+/// at the CHU", "Tom left Acme" say someone else's).
 fn employer_named(clause: &str, spots: &[Spotted]) -> Option<Spotted> {
     spots
         .iter()
         .filter(|s| !matches!(s.kind.as_deref(), Some("person" | "pet" | "place")))
         .find(|s| {
             clause.find(s.name.as_str()).is_some_and(|pos| {
-                EMPLOYER_START.is_match(&clause[..pos]) || EMPLOYER_END.is_match(&clause[..pos])
+                let phrase = EMPLOYER_START
+                    .find(&clause[..pos])
+                    .or_else(|| EMPLOYER_END.find(&clause[..pos]));
+                phrase.is_some_and(|m| !someone_else_before(&clause[..m.start()], spots))
             })
         })
         .cloned()
+}
+
+/// Whether `before` (the start of a clause) has a subject other than the speaker: a
+/// third-person pronoun or a person's name.
+fn someone_else_before(before: &str, spots: &[Spotted]) -> bool {
+    let ws = gitloom_model::text::words(before);
+    ws.iter()
+        .any(|w| matches!(w.norm.as_str(), "he" | "she" | "they"))
+        || spots.iter().any(|s| s.is_person() && s.at < ws.len())
 }
 
 /// Employment: a start or end phrase right before an org's name.
@@ -661,7 +674,13 @@ fn says_start(clause: &str) -> bool {
     })
 }
 
-fn employment(u: &mut Unit, clause: &str, found: &[Found], anchor: jiff::civil::Date) {
+fn employment(
+    u: &mut Unit,
+    clause: &str,
+    spots: &[Spotted],
+    found: &[Found],
+    anchor: jiff::civil::Date,
+) {
     let Subject::Entity(sub) = &u.subject else {
         return;
     };
@@ -676,12 +695,13 @@ fn employment(u: &mut Unit, clause: &str, found: &[Found], anchor: jiff::civil::
         return;
     };
     let before = &clause[..pos];
-    if EMPLOYER_START.is_match(before) {
+    let own = |m: regex::Match<'_>| !someone_else_before(&before[..m.start()], spots);
+    if EMPLOYER_START.find(before).is_some_and(own) {
         u.employer_start = true;
         let start = found.first().map_or(anchor, |f| f.date);
         u.start_date.get_or_insert(start.to_string());
     }
-    if EMPLOYER_END.is_match(before) {
+    if EMPLOYER_END.find(before).is_some_and(own) {
         u.employer_end = true;
         let end = found.iter().find(|f| !f.coarse).map_or(anchor, |f| f.date);
         u.end_date = Some(end.to_string());
