@@ -49,11 +49,6 @@ pub struct Fact {
     /// The fact says the subject's slot ended ("last day at Acme").
     #[serde(default)]
     pub ends_slot: bool,
-    /// What the fact says changed or ended, as terms ("cancelled the gym" → `gym`;
-    /// see `change.rs`): reconciliation supersedes the one earlier memory of the same
-    /// subject whose title names it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub changes: Vec<String>,
     #[serde(default)]
     pub valid_from: Option<String>,
     #[serde(default)]

@@ -391,7 +391,7 @@ impl<'e> Staged<'e> {
     /// of those the title holding most changed terms, then the shortest.
     fn changed_memory(
         &self,
-        fact: &Fact,
+        changes: &[String],
         key: &str,
         path: &StorePath,
     ) -> Result<Option<StorePath>, CortexError> {
@@ -407,7 +407,7 @@ impl<'e> Staged<'e> {
             .map(|(p, t)| (p.clone(), t.clone()))
             .collect();
         // Memories from before this run are in the index.
-        for c in self.candidates(&fact.changes.join(" "))? {
+        for c in self.candidates(&changes.join(" "))? {
             if let Ok(p) = StorePath::parse(&c.path)
                 && !earlier.contains_key(&p)
                 && let Some(m) = self.load(&p)?
@@ -418,7 +418,7 @@ impl<'e> Staged<'e> {
                 }
             }
         }
-        for term in &fact.changes {
+        for term in changes {
             let holders: Vec<(&StorePath, &Titled)> = earlier
                 .iter()
                 .filter(|(_, t)| t.terms.contains(term))
@@ -426,7 +426,7 @@ impl<'e> Staged<'e> {
             if holders.is_empty() || holders.len() > CHANGE_TITLES {
                 continue;
             }
-            let shared = |t: &Titled| fact.changes.iter().filter(|c| t.terms.contains(*c)).count();
+            let shared = |t: &Titled| changes.iter().filter(|c| t.terms.contains(*c)).count();
             return Ok(holders
                 .into_iter()
                 .min_by_key(|(p, t)| (std::cmp::Reverse(shared(t)), t.terms.len(), (*p).clone()))
@@ -683,9 +683,14 @@ impl<'e> Staged<'e> {
         }
         // Any other change ("cancelled the gym", "moved out of the flat") ends the one
         // earlier memory whose title names what changed.
+        let changes = if fact.slot.is_some() || fact.ends_slot {
+            Vec::new()
+        } else {
+            changed_in(&fact.body)
+        };
         if superseded.is_empty()
-            && !fact.changes.is_empty()
-            && let Some(p) = self.changed_memory(&fact, &key, &path)?
+            && !changes.is_empty()
+            && let Some(p) = self.changed_memory(&changes, &key, &path)?
             && !memory.front.supersedes.iter().any(|s| s == p.as_str())
             && let Some(old) = self.load(&p)?
         {
@@ -754,6 +759,22 @@ fn says_correction(text: &str) -> bool {
     ]
     .iter()
     .any(|c| said.contains(c))
+}
+
+/// What a fact's sentences say changed or ended (see `change.rs`), each term once,
+/// in the order said. Read here rather than by an extractor, so a model's facts and
+/// the offline extractor's are reconciled alike.
+fn changed_in(body: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in split_body(body)
+        .into_iter()
+        .flat_map(crate::change::changed_things)
+    {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 fn split_body(body: &str) -> Vec<&str> {

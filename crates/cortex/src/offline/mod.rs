@@ -847,19 +847,6 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
     tags.dedup();
     let mut messages = BTreeSet::new();
     messages.insert(u.message);
-    // A change of employer is kept by its slot; any other change names what it ended.
-    let mut changes: Vec<String> = Vec::new();
-    if slot.is_none() && !u.employer_end {
-        for t in u
-            .sentences
-            .iter()
-            .flat_map(|s| crate::change::changed_things(s))
-        {
-            if !changes.contains(&t) {
-                changes.push(t);
-            }
-        }
-    }
     Fact {
         subject,
         tier,
@@ -871,7 +858,6 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
         tags,
         slot,
         ends_slot: u.employer_end,
-        changes,
         valid_from: u.start_date,
         valid_to: u.end_date,
         timeline,
