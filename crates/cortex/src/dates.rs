@@ -51,7 +51,7 @@ fn weekday_of(word: &str) -> Option<Weekday> {
 
 /// A month or a weekday, in full or abbreviated ("may", "Tues"): a word that dates
 /// something and names nothing.
-pub fn is_calendar_word(word: &str) -> bool {
+pub(crate) fn is_calendar_word(word: &str) -> bool {
     month_of(word).is_some() || weekday_of(word).is_some()
 }
 

@@ -396,40 +396,42 @@ impl<'e> Staged<'e> {
         path: &StorePath,
     ) -> Result<Option<StorePath>, CortexError> {
         let subject = key_name(key);
+        // A memory this session already ended reads as ended, whatever the run cache
+        // recorded of it after its own session.
         let wanted = |p: &StorePath, t: &Titled| {
-            t.subject == subject && !t.ended && p != path && !self.created.contains(p)
+            t.subject == subject
+                && !t.ended
+                && p != path
+                && !self.created.contains(p)
+                && self.files.get(p).is_none_or(|m| m.front.valid_to.is_none())
         };
-        let mut earlier: BTreeMap<StorePath, Titled> = self
-            .cache
-            .titled
-            .iter()
-            .filter(|(p, t)| wanted(p, t))
-            .map(|(p, t)| (p.clone(), t.clone()))
-            .collect();
         // Memories from before this run are in the index.
+        let mut from_index: Vec<(StorePath, Titled)> = Vec::new();
         for c in self.candidates(&changes.join(" "))? {
             if let Ok(p) = StorePath::parse(&c.path)
-                && !earlier.contains_key(&p)
+                && !self.cache.titled.contains_key(&p)
                 && let Some(m) = self.load(&p)?
             {
-                let t = Titled::of(&m);
-                if wanted(&p, &t) {
-                    earlier.insert(p, t);
-                }
+                from_index.push((p, Titled::of(&m)));
             }
         }
-        for term in changes {
-            let holders: Vec<(&StorePath, &Titled)> = earlier
+        let earlier = || {
+            self.cache
+                .titled
                 .iter()
-                .filter(|(_, t)| t.terms.contains(term))
-                .collect();
+                .chain(from_index.iter().map(|(p, t)| (p, t)))
+                .filter(|(p, t)| wanted(p, t))
+        };
+        for term in changes {
+            let holders: Vec<(&StorePath, &Titled)> =
+                earlier().filter(|(_, t)| t.terms.contains(term)).collect();
             if holders.is_empty() || holders.len() > CHANGE_TITLES {
                 continue;
             }
             let shared = |t: &Titled| changes.iter().filter(|c| t.terms.contains(*c)).count();
             return Ok(holders
                 .into_iter()
-                .min_by_key(|(p, t)| (std::cmp::Reverse(shared(t)), t.terms.len(), (*p).clone()))
+                .min_by_key(|(p, t)| (std::cmp::Reverse(shared(t)), t.terms.len(), *p))
                 .map(|(p, _)| p.clone()));
         }
         Ok(None)

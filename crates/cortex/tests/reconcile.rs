@@ -1,7 +1,9 @@
 //! Reconciliation rules on small conversations that are not the probe's: the
 //! offline extractor has to generalise.
 
-use gitloom_cortex::{IngestOptions, OfflineExtractor, ingest, parse_sessions};
+use gitloom_cortex::{
+    IngestOptions, IngestReport, OfflineExtractor, Session, ingest, parse_sessions,
+};
 use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
 use gitloom_model::Memory;
 
@@ -18,6 +20,18 @@ fn store(dir: &std::path::Path) -> Engine {
 
 fn store_open(dir: &std::path::Path) -> Engine {
     Engine::open_with(dir, lexical_only()).expect("open")
+}
+
+/// The offline ingestion of `sessions` into `engine`, with default options.
+fn ingest_offline(engine: &Engine, sessions: &[Session]) -> IngestReport {
+    ingest(
+        engine,
+        sessions,
+        &OfflineExtractor,
+        &IngestOptions::default(),
+        &|_| {},
+    )
+    .expect("ingest")
 }
 
 fn read(engine: &Engine, path: &str) -> Memory {
@@ -42,14 +56,7 @@ fn a_new_employer_supersedes_the_old_and_corrections_are_marked() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let engine = store(tmp.path());
     let sessions = parse_sessions(JOBS).expect("sessions");
-    let r = ingest(
-        &engine,
-        &sessions,
-        &OfflineExtractor,
-        &IngestOptions::default(),
-        &|_| {},
-    )
-    .expect("ingest");
+    let r = ingest_offline(&engine, &sessions);
     assert_eq!(r.commits, 4, "{r:#?}");
     assert_eq!(r.superseded, 1, "{r:#?}");
     assert_eq!(r.corrected, 1, "{r:#?}");
@@ -105,14 +112,7 @@ fn input_order_does_not_matter() {
     let engine = store(tmp.path());
     let mut sessions = parse_sessions(JOBS).expect("sessions");
     sessions.reverse();
-    let r = ingest(
-        &engine,
-        &sessions,
-        &OfflineExtractor,
-        &IngestOptions::default(),
-        &|_| {},
-    )
-    .expect("ingest");
+    let r = ingest_offline(&engine, &sessions);
     assert_eq!((r.superseded, r.corrected), (1, 1), "{r:#?}");
     let ids: Vec<&str> = r.sessions.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["a", "b", "c", "d"]);
@@ -131,14 +131,7 @@ fn an_unresolvable_reference_is_kept_and_flagged() {
         r#"[{"id": "x", "date": "2025-01-10", "messages": [{"role": "user", "content": "I promised to help her move next Saturday."}]}]"#,
     )
     .expect("sessions");
-    let r = ingest(
-        &engine,
-        &sessions,
-        &OfflineExtractor,
-        &IngestOptions::default(),
-        &|_| {},
-    )
-    .expect("ingest");
+    let r = ingest_offline(&engine, &sessions);
     assert_eq!(r.flagged.len(), 1, "{r:#?}");
     assert_eq!(
         (
@@ -173,14 +166,7 @@ fn odd_input_loses_nothing() {
        {"role": "user", "content": "I I I. . . ! ? Dr. Dr."},
        {"role": "user", "content": "the 31st. 31 February. next Smarch. 99 years ago."}]}]"#;
     let sessions = parse_sessions(text).expect("sessions");
-    let r = ingest(
-        &engine,
-        &sessions,
-        &OfflineExtractor,
-        &IngestOptions::default(),
-        &|_| {},
-    )
-    .expect("ingest");
+    let r = ingest_offline(&engine, &sessions);
     assert_eq!((r.commits, r.errors), (2, 0), "{r:#?}");
     let t = engine
         .get("sessions/2026-01-02/weird-id.md", None)
@@ -284,15 +270,7 @@ fn titled(engine: &Engine, words: &str) -> (String, Memory) {
 fn a_statement_that_something_ended_supersedes_the_memory_whose_title_names_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let engine = store(tmp.path());
-    let opts = IngestOptions::default();
-    let r = ingest(
-        &engine,
-        &parse_sessions(CHANGES).expect("sessions"),
-        &OfflineExtractor,
-        &opts,
-        &|_| {},
-    )
-    .expect("ingest");
+    let r = ingest_offline(&engine, &parse_sessions(CHANGES).expect("sessions"));
     assert_eq!(r.superseded, 1, "only the cancelled membership: {r:#?}");
     let (membership, m) = titled(&engine, "Pulsefit membership");
     let (_, cancelled) = titled(&engine, "cancelled Pulsefit");
@@ -310,14 +288,10 @@ fn a_statement_that_something_ended_supersedes_the_memory_whose_title_names_it()
     assert!(choir.front.valid_to.is_none(), "{choir:#?}");
 
     // A later run finds the earlier memory in the index.
-    let r = ingest(
+    let r = ingest_offline(
         &store_open(tmp.path()),
         &parse_sessions(LATER).expect("sessions"),
-        &OfflineExtractor,
-        &opts,
-        &|_| {},
-    )
-    .expect("ingest");
+    );
     assert_eq!(r.superseded, 1, "{r:#?}");
     let engine = store_open(tmp.path());
     let (volvo, car) = titled(&engine, "Volvo estate");
@@ -340,14 +314,10 @@ const SOMEONE_ELSES_JOB: &str = r#"[
 fn someone_elses_new_job_leaves_the_users_employer_alone() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let engine = store(tmp.path());
-    let r = ingest(
+    let r = ingest_offline(
         &engine,
         &parse_sessions(SOMEONE_ELSES_JOB).expect("sessions"),
-        &OfflineExtractor,
-        &IngestOptions::default(),
-        &|_| {},
-    )
-    .expect("ingest");
+    );
     assert_eq!(r.superseded, 0, "{r:#?}");
     let (_, globex) = titled(&engine, "Globex");
     assert!(globex.front.valid_to.is_none(), "{globex:#?}");

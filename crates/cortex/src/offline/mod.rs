@@ -639,7 +639,7 @@ fn without_names(clause: &str, spots: &[Spotted]) -> String {
 
 /// The name an employment phrase ("offer from", "job at", "last day at") stands
 /// right before, if any, when the employment is the speaker's own ("she's got a job
-/// at the CHU", "Tom left Acme" say someone else's).
+/// at the hospital", "Tom left Initech" say someone else's).
 fn employer_named(clause: &str, spots: &[Spotted]) -> Option<Spotted> {
     spots
         .iter()
@@ -658,10 +658,12 @@ fn employer_named(clause: &str, spots: &[Spotted]) -> Option<Spotted> {
 /// Whether `before` (the start of a clause) has a subject other than the speaker: a
 /// third-person pronoun or a person's name.
 fn someone_else_before(before: &str, spots: &[Spotted]) -> bool {
-    let ws = gitloom_model::text::words(before);
-    ws.iter()
+    // A spot's `at` counts whitespace-separated tokens, as `Lexicon::spot` does.
+    let tokens = before.split_whitespace().count();
+    gitloom_model::text::words(before)
+        .iter()
         .any(|w| matches!(w.norm.as_str(), "he" | "she" | "they"))
-        || spots.iter().any(|s| s.is_person() && s.at < ws.len())
+        || spots.iter().any(|s| s.is_person() && s.at < tokens)
 }
 
 /// Employment: a start or end phrase right before an org's name.
