@@ -176,32 +176,26 @@ fn probe_sessions_become_memories_offline() {
         );
     }
 
-    // "I will stay with him": repaired to Arjun and linked to his memory.
+    // "I will stay with him", in a session that names no one: offline, with no judge
+    // to read the earlier memories, the pronoun is kept as said and flagged, not
+    // given to whoever the retrieved memories name (the model path repairs it:
+    // `tests/llm.rs`).
     let (_, stay) = mems
         .iter()
         .find(|(_, m)| m.body.contains("stay with"))
         .expect("the stay fact is kept");
-    assert!(stay.body.contains("stay with Arjun"), "{}", stay.body);
-    assert!(stay.front.entities.iter().any(|e| e.name == "Arjun"));
-    let arjun: Vec<&String> = mems
-        .iter()
-        .filter(|(_, m)| subject(m) == Some("arjun"))
-        .map(|(p, _)| p)
-        .collect();
-    assert!(!arjun.is_empty(), "an Arjun memory");
-    assert!(
-        stay.front
-            .related
-            .iter()
-            .any(|r| arjun.contains(&&r.target)),
-        "{:?} links to none of {arjun:?}",
-        stay.front.related
+    assert!(stay.body.contains("stay with him"), "{}", stay.body);
+    assert_eq!(
+        stay.front.extra.get("unresolved"),
+        Some(&serde_json::json!(["him"]))
     );
     assert!(
         report
             .flagged
             .iter()
-            .any(|f| f.reference == "him" && f.resolved.as_deref() == Some("Arjun"))
+            .any(|f| f.reference == "him" && f.resolved.is_none()),
+        "{:?}",
+        report.flagged
     );
 
     // I1: the GPU's wattage never lands in the camera's memory.

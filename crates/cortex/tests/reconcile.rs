@@ -152,6 +152,33 @@ fn an_unresolvable_reference_is_kept_and_flagged() {
     );
 }
 
+/// A pronoun in a session that names no one is not given to whoever the memories
+/// its sentence retrieves happen to name: offline, with no judge to read them, it
+/// stays as said and flagged (the brother of an earlier session is no "she").
+#[test]
+fn a_pronoun_is_not_given_to_a_person_other_memories_name() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let engine = store(tmp.path());
+    let sessions = parse_sessions(
+        r#"[{"id": "family", "date": "2025-02-01", "messages": [
+             {"role": "user", "content": "My little brother Tomas lives in Oslo and cycles to work every day."}]},
+            {"id": "knee", "date": "2025-03-01", "messages": [
+             {"role": "user", "content": "She said cycling to work in Oslo every day is fine as long as the knee does not hurt."}]}]"#,
+    )
+    .expect("sessions");
+    let r = ingest_offline(&engine, &sessions);
+    let flagged: Vec<_> = r.flagged.iter().filter(|f| f.reference == "she").collect();
+    assert_eq!(flagged.len(), 1, "{r:#?}");
+    assert_eq!(flagged[0].resolved, None, "{r:#?}");
+    let m = read(&engine, &flagged[0].path);
+    assert!(m.body.contains("She said cycling"), "{}", m.body);
+    assert!(!m.body.contains("Tomas"), "{}", m.body);
+    assert_eq!(
+        m.front.extra.get("unresolved"),
+        Some(&serde_json::json!(["she"]))
+    );
+}
+
 /// Odd input — an empty session, an id that is not a file name, emoji, code, dates
 /// that do not exist — is ingested without an error and without losing a word.
 #[test]
