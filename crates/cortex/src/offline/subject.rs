@@ -454,6 +454,39 @@ const CLAUSE_OPENERS: &[&str] = &[
     "but", "so", "because", "or",
 ];
 
+/// Words before a "you" that leave the verb after it bare: an auxiliary or modal of
+/// a question ("do you have", "are you going") or a verb whose object takes a bare
+/// verb ("let you have it", "made you do it").
+const BARE_AFTER: &[&str] = &[
+    "do", "does", "did", "can", "could", "will", "would", "should", "shall", "may", "might",
+    "must", "are", "were", "is", "was", "have", "has", "had", "let", "make", "made", "makes",
+    "help", "helped", "helps", "see", "saw", "watch", "watched", "hear", "heard",
+];
+
+/// A form of "be", "have" or "do" written right after a "you" (`are`, `weren't`): that
+/// "you" is its subject, wherever it stands ("how passionate you are").
+fn is_you_verb(w: &gitloom_model::text::Word<'_>) -> bool {
+    match w.clitic.as_deref() {
+        None => matches!(w.norm.as_str(), "are" | "were" | "have" | "do"),
+        Some("t") => matches!(w.norm.as_str(), "aren" | "weren" | "haven" | "don"),
+        Some(_) => false,
+    }
+}
+
+/// The verb after a "you" made third person singular: `were` → `was`, `don't` →
+/// `doesn't` (the clitic stays as written), else the regular inflection.
+fn agreeing(w: &gitloom_model::text::Word<'_>) -> Option<String> {
+    match (w.norm.as_str(), w.clitic.as_deref()) {
+        ("were", None) => Some("was".to_owned()),
+        ("weren", Some("t")) => Some("wasn".to_owned()),
+        ("aren", Some("t")) => Some("isn".to_owned()),
+        ("haven", Some("t")) => Some("hasn".to_owned()),
+        ("don", Some("t")) => Some("doesn".to_owned()),
+        (v, None) => crate::text::third_singular(v),
+        _ => None,
+    }
+}
+
 fn replace_you(s: &str, you: &str) -> String {
     if you == "you" {
         return s.to_owned();
@@ -467,23 +500,25 @@ fn replace_you(s: &str, you: &str) -> String {
     for (i, w) in ws.iter().enumerate() {
         let rep = match (w.norm.as_str(), w.clitic.as_deref()) {
             ("you", None) | ("u", None) => {
-                let opens = match i.checked_sub(1).map(|p| &ws[p]) {
+                let before = i.checked_sub(1).map(|p| &ws[p]);
+                let opens = match before {
                     None => true,
                     Some(p) => {
                         CLAUSE_OPENERS.contains(&p.norm.as_str()) && p.clitic.is_none()
                             || s[p.end()..w.start].contains([',', ';', ':'])
                     }
                 };
-                if opens {
+                let bare = before
+                    .is_some_and(|p| p.clitic.is_none() && BARE_AFTER.contains(&p.norm.as_str()));
+                let verb_next = ws.get(i + 1).is_some_and(|n| is_you_verb(n));
+                if opens || verb_next && !bare {
                     agree = Some(i + 1);
                 }
                 Some(you.to_owned())
             }
             ("your", None) | ("yours", None) => Some(format!("{you}'s")),
             ("yourself", None) => Some(you.to_owned()),
-            _ if agree == Some(i) && w.clitic.is_none() && w.raw == w.norm => {
-                crate::text::third_singular(&w.norm)
-            }
+            _ if agree == Some(i) && w.raw == w.norm => agreeing(w),
             _ => None,
         };
         if let Some(r) = rep {
@@ -625,5 +660,36 @@ mod tests {
             ),
             "if the assistant ever see it, tell the assistant what"
         );
+    }
+
+    #[test]
+    fn a_you_before_a_form_of_be_have_or_do_is_its_subject_wherever_it_stands() {
+        let c = Speaker::Named("Ana".into());
+        let said = |clause: &str| third_person(clause, &c, Some("Ben"), false);
+        assert_eq!(
+            said("it's great how passionate you are about it"),
+            "it's great how passionate Ben is about it"
+        );
+        assert_eq!(
+            said("glad you were there for her"),
+            "glad Ben was there for her"
+        );
+        assert_eq!(
+            said("good thing you don't need more dogs"),
+            "good thing Ben doesn't need more dogs"
+        );
+        assert_eq!(
+            said("glad you have that support"),
+            "glad Ben has that support"
+        );
+        assert_eq!(said("I know you weren't sure"), "Ana knows Ben wasn't sure");
+        // A question's auxiliary, or a verb whose object takes a bare verb, leaves it.
+        assert_eq!(said("do you have any advice"), "do Ben have any advice");
+        assert_eq!(
+            said("I'll let you have the last one"),
+            "Ana will let Ben have the last one"
+        );
+        // Not a form of be, have or do: an object "you" leaves the verb alone.
+        assert_eq!(said("I told you sing well"), "Ana told Ben sing well");
     }
 }
