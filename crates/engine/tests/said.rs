@@ -139,3 +139,91 @@ fn a_fragment_is_found_by_what_its_message_said() {
     };
     assert_eq!(view(&incremental), view(&rebuilt));
 }
+
+/// Between two people the answer is often in the reply: "we had a picnic with the
+/// choir" — "what did you do?" — "charades and a scavenger hunt". A question about
+/// the picnic finds the first memory; the reply, which shares none of its words, comes
+/// in beside it as what was said next (`next→`), never above it, and only when the
+/// conversation is read (`conversation_next`).
+#[test]
+fn what_was_said_next_comes_in_beside_the_memory_it_follows() {
+    const TALK: &str = "# Session t1\n\ndate: 2026-07-15\n\n## m0 user Ana\n\nWe had a picnic with the choir by the lake on Saturday.\n\n## m1 user Ben\n\nOh nice, what did you all get up to?\n\n## m2 user Ana\n\nCharades and a scavenger hunt, everyone was laughing all afternoon.\n\n## m3 user Ben\n\nSounds great.\n";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::Given(Arc::new(Hashing)),
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    let transcript = dir.path().join("sessions/2026-07-15/t1.md");
+    std::fs::create_dir_all(transcript.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&transcript, TALK).expect("write transcript");
+    git(dir.path(), &["add", "sessions"]);
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "transcript",
+        ],
+    );
+    let said_at = |m: u32| format!("sessions/2026-07-15/t1.md#m{m}");
+    for (path, title, src) in [
+        (
+            "facts/hobbies/picnic.md",
+            "Ana had a picnic with the choir by the lake",
+            said_at(0),
+        ),
+        (
+            "facts/hobbies/games.md",
+            "Played charades and a scavenger hunt",
+            said_at(2),
+        ),
+        (
+            "facts/home/kettle.md",
+            "The kettle is descaled every month",
+            String::new(),
+        ),
+    ] {
+        let sources: Vec<&str> = if src.is_empty() { vec![] } else { vec![&src] };
+        engine
+            .write(path, &fragment(title, &sources), None)
+            .expect("write");
+    }
+    let ask = RetrieveRequest {
+        explain: true,
+        ..RetrieveRequest::new("what did Ana do at the picnic with the choir")
+    };
+    let r = engine.retrieve(&ask).expect("retrieve");
+    let paths: Vec<&str> = r.hits.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths.first(), Some(&"facts/hobbies/picnic.md"), "{paths:?}");
+    let games = r
+        .hits
+        .iter()
+        .find(|h| h.path == "facts/hobbies/games.md")
+        .unwrap_or_else(|| panic!("the reply comes in: {paths:?}"));
+    let step = games.graph.as_ref().expect("reached as a neighbour");
+    assert_eq!(
+        (step.from.as_str(), step.via.as_str()),
+        ("facts/hobbies/picnic.md", "next→")
+    );
+
+    // Not read, the conversation gives nothing.
+    engine.set_config(gitloom_engine::RetrieveConfig {
+        conversation_next: 0,
+        ..Default::default()
+    });
+    let r = engine.retrieve(&ask).expect("retrieve");
+    assert!(
+        r.hits.iter().all(|h| h.path != "facts/hobbies/games.md"),
+        "{:?}",
+        r.hits
+    );
+}

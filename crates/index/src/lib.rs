@@ -356,6 +356,16 @@ impl Index {
         links::links_from(self, path)
     }
 
+    /// The messages `path` cites (`sessions/…md#m3`), in source order.
+    pub fn cited_by(&self, path: &str) -> Result<Vec<String>, IndexError> {
+        links::cited_by(self, path)
+    }
+
+    /// The memories citing the message `source` (`sessions/…md#m3`), by path.
+    pub fn citing_message(&self, source: &str) -> Result<Vec<String>, IndexError> {
+        links::citing(self, source)
+    }
+
     /// Resolved links pointing at `path`.
     pub fn links_to(&self, path: &str) -> Result<Vec<LinkRow>, IndexError> {
         links::links_to(self, path)

@@ -191,6 +191,30 @@ pub(crate) fn links_to(idx: &Index, path: &str) -> Result<Vec<LinkRow>, IndexErr
     query(idx, &sql, path, "links to")
 }
 
+pub(crate) fn cited_by(idx: &Index, path: &str) -> Result<Vec<String>, IndexError> {
+    strings(
+        idx,
+        "SELECT source FROM said WHERE path = ?1 ORDER BY source",
+        path,
+        "cited by",
+    )
+}
+
+pub(crate) fn citing(idx: &Index, source: &str) -> Result<Vec<String>, IndexError> {
+    strings(
+        idx,
+        "SELECT path FROM said WHERE source = ?1 ORDER BY path",
+        source,
+        "citing",
+    )
+}
+
+fn strings(idx: &Index, sql: &str, arg: &str, op: &'static str) -> Result<Vec<String>, IndexError> {
+    let mut st = idx.conn.prepare_cached(sql).map_err(idx.err(op))?;
+    let rows = st.query_map([arg], |r| r.get(0)).map_err(idx.err(op))?;
+    rows.collect::<Result<_, _>>().map_err(idx.err(op))
+}
+
 fn query(idx: &Index, sql: &str, arg: &str, op: &'static str) -> Result<Vec<LinkRow>, IndexError> {
     let mut st = idx.conn.prepare_cached(sql).map_err(idx.err(op))?;
     let rows = st.query_map([arg], link_row).map_err(idx.err(op))?;

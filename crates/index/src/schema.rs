@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::{Bm25Weights, Index, IndexError, IndexedState, OpenStatus};
 
 /// Bumped on any change to the layout below; a mismatch on open resets the index.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Every table [`open`] expects to find in a reused index.
 const TABLES: &[&str] = &[
@@ -88,6 +88,7 @@ CREATE TABLE cues (path TEXT NOT NULL, ord INTEGER NOT NULL, text TEXT NOT NULL,
 -- The words of the messages a memory cites (source `sessions/…md#m3`, one message).
 CREATE TABLE said (path TEXT NOT NULL, source TEXT NOT NULL, text TEXT NOT NULL,
     PRIMARY KEY (path, source)) WITHOUT ROWID;
+CREATE INDEX said_source ON said (source);
 
 -- kind: 'wiki' | 'related' | 'supersedes'. resolved is NULL while dangling.
 CREATE TABLE links (

@@ -118,6 +118,14 @@ pub struct RetrieveConfig {
     pub semantic: Option<SemanticCut>,
     /// How many of the strongest hits the graph is walked from.
     pub graph_sources: usize,
+    /// How many messages after the last one a hit cites its conversation neighbours
+    /// reach: the memories citing them come in as what was said next (the reply, the
+    /// speaker's next turn). Only memories written by ingestion cite messages; 0
+    /// (inert) reads no conversation. Chosen end to end, leave one store out.
+    pub conversation_next: usize,
+    /// The share of its source's score a conversation neighbour is lifted to (never
+    /// above its source).
+    pub conversation_share: f64,
     /// Entity-anchored evidence: when the query names a known entity, a hit is
     /// evidence only if it mentions that entity and holds at least this share of the
     /// query's other content words (0 disables the check). "What camera does Arjun
@@ -259,6 +267,8 @@ impl Default for RetrieveConfig {
             },
             semantic: None,
             graph_sources: 3,
+            conversation_next: 2,
+            conversation_share: 0.25,
             entity_anchor: 0.5,
             anchor_cue: 0.8,
             anchor_join: true,

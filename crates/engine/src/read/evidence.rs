@@ -10,7 +10,7 @@ use serde::{Serialize, Serializer};
 use super::arm::Arm;
 use super::config::RetrieveConfig;
 use super::fusion::Fused;
-use super::hit::GraphStep;
+use super::hit::{GraphStep, StepKind};
 
 /// Which bars a hit cleared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,11 +110,24 @@ pub(crate) fn evidence(
 }
 
 /// A hit that clears one weak bar: not evidence on its own, but returned beside
-/// evidence as context.
-pub(crate) fn context(cfg: &RetrieveConfig, f: &Fused, coverage: f64) -> Option<Support> {
+/// evidence as context. So is what was said next after an evidence hit (the reply
+/// to it, the speaker's next words): it was reached from that evidence, not found
+/// by the question.
+pub(crate) fn context(
+    cfg: &RetrieveConfig,
+    f: &Fused,
+    coverage: f64,
+    step: Option<&GraphStep>,
+    evidence_so_far: &[String],
+) -> Option<Support> {
     [Arm::Lexical, Arm::Cues, Arm::Bodies, Arm::Entities]
         .into_iter()
         .find(|arm| raw(f, *arm, coverage).is_some_and(|s| s >= cfg.evidence.weak.get(*arm)))
+        .or_else(|| {
+            step.filter(|s| s.kind == StepKind::Next && evidence_so_far.contains(&s.from))
+                .filter(|_| f.arms.contains_key(&Arm::Graph))
+                .map(|_| Arm::Graph)
+        })
         .map(Support::Context)
 }
 
@@ -148,7 +161,7 @@ mod tests {
             "one weak bar is not evidence"
         );
         assert_eq!(
-            context(&cfg, &one_weak, 0.0),
+            context(&cfg, &one_weak, 0.0, None, &[]),
             Some(Support::Context(Arm::Cues)),
             "but it is context"
         );
@@ -184,13 +197,14 @@ mod tests {
             "an entity alone is not enough"
         );
         assert!(
-            context(&cfg, &fused(&[(Arm::Bodies, 0.01)]), 0.0).is_none(),
+            context(&cfg, &fused(&[(Arm::Bodies, 0.01)]), 0.0, None, &[]).is_none(),
             "below every bar: not returned"
         );
         let step = GraphStep {
             from: "facts/b.md".into(),
             via: "related→".into(),
             label: None,
+            kind: StepKind::Link,
         };
         let g = fused(&[(Arm::Graph, 0.01), (Arm::Entities, 1.0)]);
         assert!(evidence(&cfg, &g, 0.0, 2, Some(&step), &["facts/b.md".into()]).is_some());

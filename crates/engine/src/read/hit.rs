@@ -31,10 +31,24 @@ pub struct HitSection {
 pub struct GraphStep {
     /// The strong hit it is linked to.
     pub from: String,
-    /// `related`, `wiki` or `supersedes`, and its direction.
+    /// `related`, `wiki` or `supersedes`, and its direction; `next` for what was said
+    /// next in the conversation.
     pub via: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// What joins it to `from` (`via` says it in words).
+    #[serde(skip)]
+    pub kind: StepKind,
+}
+
+/// What joins a graph hit to the hit it was reached from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StepKind {
+    /// A link of either memory (`[[…]]`, `related:`, `supersedes:`).
+    #[default]
+    Link,
+    /// It cites a message said just after the one its source cites.
+    Next,
 }
 
 /// One retrieved memory, with why it was returned.

@@ -90,7 +90,7 @@ pub(crate) fn judge<'a>(
             steps.get(&f.key),
             &evidence_paths,
         )
-        .or_else(|| context(&cfg, f, coverage)) else {
+        .or_else(|| context(&cfg, f, coverage, steps.get(&f.key), &evidence_paths)) else {
             refuse(f, coverage, matched, Refusal::BelowFloor);
             continue;
         };
