@@ -495,9 +495,9 @@ impl<'e> Staged<'e> {
             // The first person a retrieved memory happens to name is no answer: the
             // memories a sentence retrieves are about its other words. Taken offline,
             // it made 47 repairs on the dev stores and the only one read right was on
-            // the persona it was written for; the others gave "she said biking is
-            // fine" to the user's brother and, between two people, a speaker's "her"
-            // to the speaker ("Maria sat with Maria"). Bounded by gender, shared words
+            // the persona it was written for; the others gave a "she" to the user's
+            // brother and, between two people, a speaker's "her" to the speaker
+            // herself. Bounded by gender, shared words
             // and the fact's own names, 10 of 11 were still wrong. Unrepaired, the
             // pronoun stays as said and flagged.
             let who = match before {

@@ -161,9 +161,9 @@ fn a_pronoun_is_not_given_to_a_person_other_memories_name() {
     let engine = store(tmp.path());
     let sessions = parse_sessions(
         r#"[{"id": "family", "date": "2025-02-01", "messages": [
-             {"role": "user", "content": "My little brother Tomas lives in Oslo and cycles to work every day."}]},
+             {"role": "user", "content": "My little brother Tomas lives in Oslo and swims every morning."}]},
             {"id": "knee", "date": "2025-03-01", "messages": [
-             {"role": "user", "content": "She said cycling to work in Oslo every day is fine as long as the knee does not hurt."}]}]"#,
+             {"role": "user", "content": "She said swimming in Oslo every morning is fine as long as the shoulder does not hurt."}]}]"#,
     )
     .expect("sessions");
     let r = ingest_offline(&engine, &sessions);
@@ -171,7 +171,7 @@ fn a_pronoun_is_not_given_to_a_person_other_memories_name() {
     assert_eq!(flagged.len(), 1, "{r:#?}");
     assert_eq!(flagged[0].resolved, None, "{r:#?}");
     let m = read(&engine, &flagged[0].path);
-    assert!(m.body.contains("She said cycling"), "{}", m.body);
+    assert!(m.body.contains("She said swimming"), "{}", m.body);
     assert!(!m.body.contains("Tomas"), "{}", m.body);
     assert_eq!(
         m.front.extra.get("unresolved"),

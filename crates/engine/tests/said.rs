@@ -140,14 +140,14 @@ fn a_fragment_is_found_by_what_its_message_said() {
     assert_eq!(view(&incremental), view(&rebuilt));
 }
 
-/// Between two people the answer is often in the reply: "we had a picnic with the
-/// choir" — "what did you do?" — "charades and a scavenger hunt". A question about
-/// the picnic finds the first memory; the reply, which shares none of its words, comes
+/// Between two people the answer is often in the reply: "we went to the book fair by
+/// the harbour" — "what did you buy?" — "two atlases and a cookbook". A question about
+/// the fair finds the first memory; the reply, which shares none of its words, comes
 /// in beside it as what was said next (`next→`), never above it, and only when the
 /// conversation is read (`conversation_next`).
 #[test]
 fn what_was_said_next_comes_in_beside_the_memory_it_follows() {
-    const TALK: &str = "# Session t1\n\ndate: 2026-07-15\n\n## m0 user Ana\n\nWe had a picnic with the choir by the lake on Saturday.\n\n## m1 user Ben\n\nOh nice, what did you all get up to?\n\n## m2 user Ana\n\nCharades and a scavenger hunt, everyone was laughing all afternoon.\n\n## m3 user Ben\n\nSounds great.\n";
+    const TALK: &str = "# Session t1\n\ndate: 2026-07-15\n\n## m0 user Ana\n\nWe went to the book fair by the harbour on Saturday.\n\n## m1 user Ben\n\nOh nice, what did you buy?\n\n## m2 user Ana\n\nTwo atlases and a cookbook, stalls packed all afternoon.\n\n## m3 user Ben\n\nSounds great.\n";
     let dir = tempfile::tempdir().expect("tempdir");
     let mut engine = Engine::init_with(
         dir.path(),
@@ -177,13 +177,13 @@ fn what_was_said_next_comes_in_beside_the_memory_it_follows() {
     let said_at = |m: u32| format!("sessions/2026-07-15/t1.md#m{m}");
     for (path, title, src) in [
         (
-            "facts/hobbies/picnic.md",
-            "Ana had a picnic with the choir by the lake",
+            "facts/hobbies/fair.md",
+            "Ana went to the book fair by the harbour",
             said_at(0),
         ),
         (
-            "facts/hobbies/games.md",
-            "Played charades and a scavenger hunt",
+            "facts/hobbies/books.md",
+            "Bought two atlases and a cookbook",
             said_at(2),
         ),
         (
@@ -199,20 +199,20 @@ fn what_was_said_next_comes_in_beside_the_memory_it_follows() {
     }
     let ask = RetrieveRequest {
         explain: true,
-        ..RetrieveRequest::new("what did Ana do at the picnic with the choir")
+        ..RetrieveRequest::new("what did Ana do at the book fair by the harbour")
     };
     let r = engine.retrieve(&ask).expect("retrieve");
     let paths: Vec<&str> = r.hits.iter().map(|h| h.path.as_str()).collect();
-    assert_eq!(paths.first(), Some(&"facts/hobbies/picnic.md"), "{paths:?}");
-    let games = r
+    assert_eq!(paths.first(), Some(&"facts/hobbies/fair.md"), "{paths:?}");
+    let books = r
         .hits
         .iter()
-        .find(|h| h.path == "facts/hobbies/games.md")
+        .find(|h| h.path == "facts/hobbies/books.md")
         .unwrap_or_else(|| panic!("the reply comes in: {paths:?}"));
-    let step = games.graph.as_ref().expect("reached as a neighbour");
+    let step = books.graph.as_ref().expect("reached as a neighbour");
     assert_eq!(
         (step.from.as_str(), step.via.as_str()),
-        ("facts/hobbies/picnic.md", "next→")
+        ("facts/hobbies/fair.md", "next→")
     );
 
     // Not read, the conversation gives nothing.
@@ -222,7 +222,7 @@ fn what_was_said_next_comes_in_beside_the_memory_it_follows() {
     });
     let r = engine.retrieve(&ask).expect("retrieve");
     assert!(
-        r.hits.iter().all(|h| h.path != "facts/hobbies/games.md"),
+        r.hits.iter().all(|h| h.path != "facts/hobbies/books.md"),
         "{:?}",
         r.hits
     );

@@ -3,8 +3,8 @@
 //! question's shape calls for it or when the best hit is weak (few arms agree on
 //! it); and, for every question, what was said next in the conversation a hit was
 //! written from (the memories citing the messages after the one it cites), since
-//! between people the answer is often the reply ("what did you do there?" —
-//! "charades and a scavenger hunt").
+//! between people the answer is often the reply ("what did you buy there?" —
+//! "two atlases and a cookbook").
 
 use std::collections::HashMap;
 
