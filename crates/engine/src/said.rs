@@ -43,7 +43,7 @@ impl<'a> Transcripts<'a> {
         let mut out: Vec<Said> = Vec::new();
         for cited in memory.front.citations() {
             for n in cited.messages {
-                let source = format!("{}#m{n}", cited.file);
+                let source = gitloom_model::cite::message(cited.file, n);
                 if out.iter().any(|s| s.source == source) {
                     continue;
                 }

@@ -20,6 +20,28 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("git prints UTF-8")
 }
 
+/// Writes `text` at `rel` in the work tree and commits it with the `git` binary,
+/// as a hand edit would (gitloom does not see it until a sync).
+pub fn commit_file(dir: &Path, rel: &str, text: &str, message: &str) {
+    let at = dir.join(rel);
+    std::fs::create_dir_all(at.parent().expect("a file has a parent")).expect("mkdir");
+    std::fs::write(&at, text).expect("write");
+    git(dir, &["add", rel]);
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+    );
+}
+
 pub fn memory(title: &str, body: &str) -> String {
     format!("---\ntitle: {title}\ncreated: 2026-01-01T00:00:00Z\n---\n{body}\n")
 }

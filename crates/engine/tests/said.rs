@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{WordHashing as Hashing, git};
+use common::{WordHashing as Hashing, commit_file};
 use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
 
 const TRANSCRIPT: &str = "# Session s-0424\n\ndate: 2026-04-24\n\n## m0 user\n\nWE'RE ENGAGED!!! callum proposed in lisbon at sunset on the miradouro. i had no clue\n\n## m1 assistant\n\nCongratulations!\n";
@@ -75,22 +75,11 @@ fn a_fragment_is_found_by_what_its_message_said() {
 
     // The transcript lands after the memories citing it (a later commit, by hand):
     // the sync reads it for them as a full rebuild would.
-    let transcript = dir.path().join("sessions/2026-04-24/s-0424.md");
-    std::fs::create_dir_all(transcript.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&transcript, TRANSCRIPT).expect("write transcript");
-    git(dir.path(), &["add", "sessions"]);
-    git(
+    commit_file(
         dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "transcript",
-        ],
+        "sessions/2026-04-24/s-0424.md",
+        TRANSCRIPT,
+        "transcript",
     );
     engine.sync().expect("sync");
 
@@ -157,23 +146,7 @@ fn what_was_said_next_comes_in_beside_the_memory_it_follows() {
         },
     )
     .expect("init");
-    let transcript = dir.path().join("sessions/2026-07-15/t1.md");
-    std::fs::create_dir_all(transcript.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&transcript, TALK).expect("write transcript");
-    git(dir.path(), &["add", "sessions"]);
-    git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "transcript",
-        ],
-    );
+    commit_file(dir.path(), "sessions/2026-07-15/t1.md", TALK, "transcript");
     let said_at = |m: u32| format!("sessions/2026-07-15/t1.md#m{m}");
     for (path, title, src) in [
         (

@@ -31,6 +31,11 @@ impl<'a> Citation<'a> {
     }
 }
 
+/// One message of a transcript as a citation names it: `sessions/d/s.md#m3`.
+pub fn message(file: &str, index: usize) -> String {
+    format!("{file}#m{index}")
+}
+
 /// The `sources:` entries among a frontmatter's unknown keys, as written.
 pub fn sources(extra: &Map<String, Value>) -> impl Iterator<Item = &str> {
     extra

@@ -33,7 +33,6 @@ pub(crate) fn expand(
     if !(links || next) || fused.is_empty() {
         return Ok(None);
     }
-    let own: HashMap<&str, f64> = fused.iter().map(|f| (f.key.as_str(), f.score)).collect();
     let w = cfg.weights.graph.max(1e-9);
     let mut walk = Walk::default();
     for src in fused.iter().take(cfg.graph_sources) {
@@ -41,17 +40,15 @@ pub(crate) fn expand(
             for n in said_next(index, &src.key, cfg.conversation_next)? {
                 // The graph's share of its source's score, but never above its
                 // source: score fusion adds this signal to the neighbour's own score.
-                let mine = own.get(n.as_str()).copied().unwrap_or(0.0);
+                let mine = fused.iter().find(|f| f.key == n).map_or(0.0, |f| f.score);
                 let lift = (src.score * cfg.conversation_share * w).min((src.score - mine) * 0.999);
-                walk.offer(
-                    req,
-                    src,
-                    n,
-                    (lift / w).max(0.0),
-                    "next→".to_owned(),
-                    None,
-                    StepKind::Next,
-                );
+                let step = GraphStep {
+                    from: src.key.clone(),
+                    via: "next→".to_owned(),
+                    label: None,
+                    kind: StepKind::Next,
+                };
+                walk.offer(req, n, (lift / w).max(0.0), step);
             }
         }
         if !links {
@@ -59,15 +56,24 @@ pub(crate) fn expand(
         }
         // One hop: a linked neighbour earns half its source's fused score.
         let s = src.score * 0.5;
+        let linked = |via: String, label: Option<String>| GraphStep {
+            from: src.key.clone(),
+            via,
+            label,
+            kind: StepKind::Link,
+        };
         for l in index.links_from(&src.key)? {
             if let Some(r) = l.resolved {
-                let via = format!("{}→", l.kind.as_str());
-                walk.offer(req, src, r, s, via, l.label, StepKind::Link);
+                walk.offer(req, r, s, linked(format!("{}→", l.kind.as_str()), l.label));
             }
         }
         for l in index.links_to(&src.key)? {
-            let via = format!("←{}", l.kind.as_str());
-            walk.offer(req, src, l.src, s, via, l.label, StepKind::Link);
+            walk.offer(
+                req,
+                l.src,
+                s,
+                linked(format!("←{}", l.kind.as_str()), l.label),
+            );
         }
     }
     if walk.seen.is_empty() && !links {
@@ -93,30 +99,14 @@ struct Walk {
 }
 
 impl Walk {
-    #[allow(clippy::too_many_arguments)]
-    fn offer(
-        &mut self,
-        req: &RetrieveRequest,
-        src: &Fused,
-        n: String,
-        s: f64,
-        via: String,
-        label: Option<String>,
-        kind: StepKind,
-    ) {
-        if n == src.key || !in_scope(req, &n) || self.seen.get(&n).is_some_and(|old| *old >= s) {
+    /// Keeps `n` at signal `s` when it beats what `n` had, unless it is its own
+    /// source or out of the request's scope.
+    fn offer(&mut self, req: &RetrieveRequest, n: String, s: f64, step: GraphStep) {
+        if n == step.from || !in_scope(req, &n) || self.seen.get(&n).is_some_and(|old| *old >= s) {
             return;
         }
         self.seen.insert(n.clone(), s);
-        self.steps.insert(
-            n,
-            GraphStep {
-                from: src.key.clone(),
-                via,
-                label,
-                kind,
-            },
-        );
+        self.steps.insert(n, step);
     }
 }
 
@@ -124,19 +114,18 @@ impl Walk {
 /// transcript it cites: what was said next in the conversation (the reply to a
 /// question, the speaker's next turn).
 fn said_next(index: &Index, path: &str, k: usize) -> Result<Vec<String>> {
-    let mut last: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     let cited = index.cited_by(path)?;
-    for (file, m) in cited.iter().filter_map(|s| {
-        let (file, m) = s.rsplit_once("#m")?;
-        Some((file, m.parse::<usize>().ok()?))
-    }) {
-        let at = last.entry(file).or_insert(m);
-        *at = (*at).max(m);
+    let mut last: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for c in cited.iter().map(|s| gitloom_model::Citation::parse(s)) {
+        for m in c.messages {
+            let at = last.entry(c.file).or_insert(m);
+            *at = (*at).max(m);
+        }
     }
     let mut out: Vec<String> = Vec::new();
     for (file, m) in last {
         for i in 1..=k {
-            for p in index.citing_message(&format!("{file}#m{}", m + i))? {
+            for p in index.citing_message(&gitloom_model::cite::message(file, m + i))? {
                 if p != path && !out.contains(&p) {
                     out.push(p);
                 }
