@@ -41,14 +41,17 @@ pub(crate) struct Memo {
 
 const TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
 
-fn ensure_tables(idx: &Index) -> rusqlite::Result<()> {
+/// The temporary tables of this module and of `bm25.rs`: a tokenizer table for query
+/// words, and `fts5vocab` views of the main table by row and by instance.
+pub(crate) fn ensure_tables(idx: &Index) -> rusqlite::Result<()> {
     if idx.vocab_ready.get() {
         return Ok(());
     }
     idx.conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.qtok USING fts5(x, tokenize = '{TOKENIZER}');
          CREATE VIRTUAL TABLE IF NOT EXISTS temp.qtok_v USING fts5vocab(temp, qtok, 'instance');
-         CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_v USING fts5vocab(main, fts, 'row');"
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_v USING fts5vocab(main, fts, 'row');
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vi USING fts5vocab(main, fts, 'instance');"
     ))?;
     idx.vocab_ready.set(true);
     Ok(())
@@ -98,6 +101,31 @@ fn file_count(idx: &Index) -> Result<u64, IndexError> {
         .and_then(|mut s| s.query_row([], |r| r.get(0)))
         .map_err(idx.err("term frequencies"))?;
     Ok(n.max(0) as u64)
+}
+
+/// The tokens each of `texts` makes under the index's tokenizer, in order: the
+/// stems the index holds (`bm25.rs` looks postings up by them).
+pub(crate) fn tokenise(idx: &Index, texts: &[&String]) -> rusqlite::Result<Vec<Vec<String>>> {
+    ensure_tables(idx)?;
+    let c = &idx.conn;
+    c.prepare_cached("DELETE FROM temp.qtok")?.execute([])?;
+    {
+        let mut ins = c.prepare_cached("INSERT INTO temp.qtok (rowid, x) VALUES (?1, ?2)")?;
+        for (i, t) in texts.iter().enumerate() {
+            ins.execute(rusqlite::params![i as i64, t])?;
+        }
+    }
+    let mut out = vec![Vec::new(); texts.len()];
+    let mut toks =
+        c.prepare_cached("SELECT doc, term FROM temp.qtok_v ORDER BY doc, \"offset\"")?;
+    let rows = toks.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (i, tok) = row?;
+        if let Some(slot) = usize::try_from(i).ok().and_then(|i| out.get_mut(i)) {
+            slot.push(tok);
+        }
+    }
+    Ok(out)
 }
 
 /// Each term's document frequency, read from the index (no memo).

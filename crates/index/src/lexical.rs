@@ -162,7 +162,7 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     // Terms in half the files or more score ~0 under BM25 yet cost a position read
     // per file (see doc_freq.rs): leave them out of the scored query when a more
     // informative term remains. They still count in the all-terms set.
-    let scored = if terms.terms.len() > 1 {
+    let scored_terms: Vec<&String> = if terms.terms.len() > 1 {
         let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;
         let informative: Vec<&String> = terms
             .terms
@@ -172,17 +172,26 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
             .map(|(t, _)| t)
             .collect();
         if n < 64 || informative.is_empty() || informative.len() == terms.terms.len() {
-            any.clone()
+            terms.terms.iter().collect()
         } else {
             informative
-                .iter()
-                .map(|t| QueryTerms::clause(t, &idx.vocab))
-                .collect::<Vec<_>>()
-                .join(" OR ")
         }
     } else {
-        any.clone()
+        terms.terms.iter().collect()
     };
+    let scored = scored_terms
+        .iter()
+        .map(|t| QueryTerms::clause(t, &idx.vocab))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    // The quoted strings of `scored`, in order: FTS5 numbers its phrases so.
+    let phrases: Vec<String> = scored_terms
+        .iter()
+        .flat_map(|t| {
+            std::iter::once(t.to_string())
+                .chain(idx.vocab.aliases(t).into_iter().map(str::to_owned))
+        })
+        .collect();
     let op = "lexical search";
     // Without filters the FTS table alone is scanned and ranked; path and title are
     // fetched for the survivors only.
@@ -205,22 +214,30 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
              WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL AND ?4 IS NULL"
         )
     };
-    let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
-    let like = topic.as_deref().map(|t| format!("{}/%", like_escape(t)));
-    // One BM25 pass: the any-term query, every match ranked. A document matching all
-    // terms gets the same BM25 under the AND query as under the OR query (same
-    // phrases, same statistics), so the all-terms ranking is the any-term ranking
-    // restricted to the documents in the (cheap, unscored) all-terms set.
-    let mut any_rows: Vec<(i64, f64)> = {
-        let rows = st
-            .query_map(rusqlite::params![scored, tier, topic, like], |r| {
-                Ok((r.get(0)?, r.get::<_, f64>(1)?))
-            })
-            .map_err(idx.err(op))?;
-        rows.collect::<Result<_, _>>().map_err(idx.err(op))?
+    let kept = if filtered {
+        None
+    } else {
+        crate::bm25::scored(idx, &phrases, &idx.weights)?
+    };
+    let mut any_rows: Vec<(i64, f64)> = match kept {
+        Some(rows) => rows,
+        None => {
+            let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
+            let like = topic.as_deref().map(|t| format!("{}/%", like_escape(t)));
+            // One BM25 pass: the any-term query, every match ranked. A document
+            // matching all terms gets the same BM25 under the AND query as under the
+            // OR query (same phrases, same statistics), so the all-terms ranking is
+            // the any-term ranking restricted to the documents in the (cheap,
+            // unscored) all-terms set.
+            let rows = st
+                .query_map(rusqlite::params![scored, tier, topic, like], |r| {
+                    Ok((r.get(0)?, r.get::<_, f64>(1)?))
+                })
+                .map_err(idx.err(op))?;
+            rows.collect::<Result<_, _>>().map_err(idx.err(op))?
+        }
     };
     bm25_order(&mut any_rows);
-    drop(st);
     // Term walks and file names kept across retrieves (`ranged.rs`), at this version.
     let mut memo = crate::ranged::kept(idx, op)?;
     let all_set: Option<HashSet<i64>> = if terms.terms.len() > 1 {

@@ -18,6 +18,7 @@
 //! empty index on [`Index::open`] ([`OpenStatus::Reset`]) rather than reported as an error.
 #![forbid(unsafe_code)]
 
+mod bm25;
 mod by_path;
 mod coverage;
 mod doc_freq;
@@ -43,6 +44,7 @@ mod vocab;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use bm25::KeptScoring;
 pub use coverage::TermMatch;
 pub use entity::{EntityHit, EntityMatch};
 pub use error::IndexError;
@@ -103,6 +105,10 @@ pub struct Index {
     /// with them the ids of paths coverage asked and the paths and titles of files the
     /// lexical arm ranked. Cleared by every apply here, as the document frequencies are.
     walk_memo: std::cell::RefCell<ranged::WalkMemo>,
+    /// The numbers the lexical arm's BM25 reads, kept with the version they were read
+    /// at (`bm25.rs`), and when to use them. Cleared by every apply here.
+    bm25_memo: std::cell::RefCell<bm25::Memo>,
+    kept_scoring: std::cell::Cell<KeptScoring>,
     /// Test hook: the lexical arm reads its all-terms rows with the full-text query
     /// rather than from the kept walks (see [`Index::all_terms_by_query`]).
     all_terms_by_query: std::cell::Cell<bool>,
@@ -188,6 +194,19 @@ impl Index {
         self.all_terms_by_query.set(on);
     }
 
+    /// When the lexical arm scores from postings kept in memory rather than asking
+    /// FTS5 (the same scores either way; see `bm25.rs`). Tests and benchmarks.
+    #[doc(hidden)]
+    pub fn set_kept_scoring(&self, mode: KeptScoring) {
+        self.kept_scoring.set(mode);
+    }
+
+    /// How many lexical queries this connection scored from kept postings (tests).
+    #[doc(hidden)]
+    pub fn kept_scored(&self) -> u64 {
+        self.bm25_memo.borrow().served
+    }
+
     /// The commit and tree last synced, if any.
     pub fn state(&self) -> Result<Option<IndexedState>, IndexError> {
         schema::state(self)
@@ -197,10 +216,12 @@ impl Index {
     pub fn apply(&mut self, batch: &SyncBatch) -> Result<ApplyStats, IndexError> {
         self.doc_freq_memo.borrow_mut().take();
         self.walk_memo.borrow_mut().clear();
+        self.bm25_memo.borrow_mut().clear();
         let applied = sync::apply(self, batch);
         // This connection's own commit does not move `PRAGMA data_version`: a walk
         // read while applying (none is today) must not outlive it.
         self.walk_memo.borrow_mut().clear();
+        self.bm25_memo.borrow_mut().clear();
         applied
     }
 

@@ -181,6 +181,8 @@ fn wrap(conn: Connection, path: PathBuf) -> Index {
         vocab_tree: None,
         doc_freq_memo: std::cell::RefCell::new(None),
         walk_memo: std::cell::RefCell::new(Default::default()),
+        bm25_memo: std::cell::RefCell::new(Default::default()),
+        kept_scoring: std::cell::Cell::new(Default::default()),
         all_terms_by_query: std::cell::Cell::new(false),
     }
 }

@@ -609,3 +609,182 @@ fn kept_term_walks_answer_as_fresh_ones() {
     apply_elsewhere(&path, "c4", changed);
     check(&idx, "after another connection's commit");
 }
+
+/// The lexical arm's BM25 from postings kept in memory (`bm25.rs`) equals FTS5's
+/// `bm25()` bit for bit: every hit, score and rank of random queries over a random
+/// store, with aliases (one that stems to its term's own token, one of two words,
+/// which FTS5 scores), with integer and fractional column weights, with a tier
+/// filter (FTS5 again), after this connection applies a batch and after another
+/// connection commits one.
+#[test]
+fn kept_bm25_scores_equal_fts5s() {
+    use gitloom_index::{Bm25Weights, Index, KeptScoring, Vocab, VocabGroup};
+    const WORDS: [&str; 24] = [
+        "kiln", "pottery", "river", "glaze", "market", "walk", "running", "runs", "garden",
+        "tomato", "york", "new", "ledger", "postgres", "failover", "dog", "chicken", "allergy",
+        "rent", "flat", "train", "nantes", "cousin", "funeral",
+    ];
+    // A few real words (stems, aliases) among 200 made-up ones, drawn with a skew:
+    // some words in most files (IDF floored), most in few.
+    let vocabulary: Vec<String> = WORDS
+        .iter()
+        .map(|w| (*w).to_owned())
+        .chain((0..200).map(|k| format!("zq{k}x")))
+        .collect();
+    let mut rng = fastrand::Rng::with_seed(33);
+    let mut words = |rng: &mut fastrand::Rng, n: usize| -> String {
+        (0..n)
+            .map(|_| {
+                let r = rng.f64();
+                vocabulary[((r * r) * vocabulary.len() as f64) as usize].as_str()
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let doc = |rng: &mut fastrand::Rng,
+               i: usize,
+               words: &mut dyn FnMut(&mut fastrand::Rng, usize) -> String| {
+        let (t, c, b) = (rng.usize(1..5), rng.usize(0..4), rng.usize(0..40));
+        let (title, cue, body) = (words(rng, t), words(rng, c), words(rng, b));
+        let tier = ["facts", "rules", "skills"][i % 3];
+        let cues = if cue.is_empty() {
+            String::new()
+        } else {
+            format!("cues:\n- {cue}\n")
+        };
+        (
+            format!("{tier}/t/n{i:03}.md"),
+            format!(
+                "---\ntitle: {title} {i}\n{cues}tags: [{}]\n---\n{body}\n",
+                WORDS[i % WORDS.len()]
+            ),
+        )
+    };
+    let (_dir, mut idx) = temp_index();
+    let mut files = Vec::new();
+    for i in 0..150 {
+        let (p, t) = doc(&mut rng, i, &mut words);
+        files.push(file(&p, &t));
+    }
+    idx.apply(&upserts("c1", files)).expect("apply");
+    let vocab = |groups: &[&[&str]]| {
+        Vocab::new(
+            groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| VocabGroup {
+                    file: "vocab/test.md".into(),
+                    line: i + 1,
+                    terms: g.iter().map(|t| (*t).to_owned()).collect(),
+                })
+                .collect(),
+        )
+    };
+    let path = idx.path().to_path_buf();
+    let mut queries: Vec<String> = (0..60)
+        .map(|_| {
+            let n = rng.usize(1..6);
+            words(&mut rng, n)
+        })
+        .collect();
+    queries.push("pottery zebra".into());
+    queries.push("zebra".into());
+    let check = |idx: &Index, label: &str, weights: Bm25Weights, v: &Vocab| {
+        let (mut fts, _) = Index::open(&path).expect("second connection");
+        fts.set_kept_scoring(KeptScoring::Off);
+        fts.set_bm25_weights(weights);
+        fts.set_vocab("v".into(), v.clone());
+        let mut used = 0;
+        let served = idx.kept_scored();
+        for (n, text) in queries.iter().enumerate() {
+            for tier in [None, Some(Tier::Facts)] {
+                let lq = LexicalQuery {
+                    text: text.clone(),
+                    limit: 200,
+                    tier: if n % 5 == 0 { tier } else { None },
+                    decorate: Some(0),
+                    ..Default::default()
+                };
+                let kept = idx.lexical(&lq).expect("kept");
+                let by_fts = fts.lexical(&lq).expect("fts5");
+                assert_eq!(kept, by_fts, "{label}: {text:?}");
+                used += usize::from(!kept.is_empty());
+            }
+        }
+        assert!(
+            used > 60,
+            "{label}: the queries match too little to test ({used})"
+        );
+        served
+    };
+    let plain = vocab(&[]);
+    let aliased = vocab(&[
+        &["running", "runs"],
+        &["kiln", "new york"],
+        &["rent", "flat"],
+    ]);
+    for (weights, v, label) in [
+        (Bm25Weights::default(), &plain, "default weights"),
+        (
+            Bm25Weights {
+                body: 0.5,
+                title: 2.25,
+                ..Bm25Weights::default()
+            },
+            &plain,
+            "fractional weights",
+        ),
+        (Bm25Weights::default(), &aliased, "aliases"),
+    ] {
+        idx.set_bm25_weights(weights);
+        idx.set_vocab("v".into(), v.clone());
+        idx.set_kept_scoring(KeptScoring::Eager);
+        let before = check(&idx, label, weights, v);
+        let eager = idx.kept_scored() - before;
+        // Every query without a tier filter or a two-word alias was scored from kept
+        // postings (`zebra`, in no file, too: its list is empty).
+        assert!(
+            eager >= 60,
+            "{label}: {eager} queries scored from kept postings"
+        );
+        // And by the default rule, once the words were asked before.
+        idx.set_kept_scoring(KeptScoring::Auto);
+        let before = check(&idx, label, weights, v);
+        assert!(
+            idx.kept_scored() - before >= eager / 2,
+            "{label}: the default rule kept too few"
+        );
+    }
+    idx.set_bm25_weights(Bm25Weights::default());
+    idx.set_vocab("v".into(), plain.clone());
+    idx.set_kept_scoring(KeptScoring::Eager);
+    // A batch applied here: some files rewritten, some removed.
+    let mut files = Vec::new();
+    for i in (0..150).step_by(7) {
+        let (p, t) = doc(&mut rng, i, &mut words);
+        files.push(file(&p, &t));
+    }
+    idx.apply(&upserts("c2", files)).expect("apply again");
+    let gone: Vec<String> = (0..150)
+        .step_by(11)
+        .map(|i| format!("{}/t/n{i:03}.md", ["facts", "rules", "skills"][i % 3]))
+        .collect();
+    let gone: Vec<&str> = gone.iter().map(String::as_str).collect();
+    idx.apply(&removals("c3", &gone)).expect("remove");
+    let before = check(&idx, "after an apply here", Bm25Weights::default(), &plain);
+    assert!(idx.kept_scored() - before >= 60);
+    // Another connection commits: the version moves.
+    let mut files = Vec::new();
+    for i in 150..190 {
+        let (p, t) = doc(&mut rng, i, &mut words);
+        files.push(file(&p, &t));
+    }
+    apply_elsewhere(&path, "c4", files);
+    let before = check(
+        &idx,
+        "after a commit elsewhere",
+        Bm25Weights::default(),
+        &plain,
+    );
+    assert!(idx.kept_scored() - before >= 60);
+}
