@@ -16,10 +16,13 @@
 //! Used only where that holds and pays: every phrase of the query is one token (a
 //! phrase of several needs positions; FTS5 scores it), the column weights are short
 //! binary fractions (their SQL text reads back as the same double), and this
-//! connection has already asked for every token at this version's second query or
-//! later: a one-shot `gitloom retrieve` runs one query and never walks a posting
-//! list it would use once; a write makes the next query at the new version an FTS5
-//! one. Anything else returns `None` and the caller asks FTS5.
+//! connection has asked for every token before, at this version's fourth query or
+//! later ([`WARM_AFTER`]). Reading a version's row sizes and a common token's
+//! postings costs a few FTS5 queries' time (at 10k files, ~3 ms and ~1.5 ms), which
+//! pays only over queries to come: a one-shot `gitloom retrieve` runs one query and
+//! never walks a posting list it would use once, and after a write the first queries
+//! at the new version are FTS5's. Anything else returns `None` and the caller asks
+//! FTS5.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -28,6 +31,10 @@ use crate::{Index, IndexError};
 
 /// Columns of the `fts` table, in order (the order of [`Bm25Weights`] in `bm25()`).
 const COLUMNS: [&str; 6] = ["title", "summary", "cues", "entities", "tags", "body"];
+
+/// Queries a version serves through FTS5 before its numbers are read (see the module
+/// docs): a store written to between every few queries never pays for them.
+const WARM_AFTER: u32 = 3;
 
 /// FTS5's BM25 constants.
 const K1: f64 = 1.2;
@@ -43,7 +50,8 @@ const MEMO_PHRASES: usize = 1 << 16;
 /// When the kept scores are used: see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KeptScoring {
-    /// When every token was asked before and this version served a query already.
+    /// When every token was asked before and this version served `WARM_AFTER`
+    /// queries already.
     #[default]
     Auto,
     /// Never: every score from FTS5.
@@ -157,7 +165,7 @@ pub(crate) fn scored(
     let all_kept = memo.stats.is_some() && tokens.iter().all(|t| memo.postings.contains_key(t));
     let walk = match mode {
         KeptScoring::Eager => true,
-        KeptScoring::Auto => all_kept || (asked_before && memo.queries > 1),
+        KeptScoring::Auto => all_kept || (asked_before && memo.queries > WARM_AFTER),
         KeptScoring::Off => false,
     };
     if !walk {
