@@ -60,10 +60,12 @@ pub enum KeptScoring {
     Eager,
 }
 
-/// One row holding a token: how often, per column.
+/// One row holding a token: how often, per column, and the row's size in tokens
+/// (all columns; kept here so scoring needs no lookup per row).
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     row: i64,
+    size: i64,
     counts: [u32; 6],
 }
 
@@ -175,8 +177,10 @@ pub(crate) fn scored(
         memo.stats = Some(read_stats(idx, op)?);
     }
     for t in &tokens {
-        if !memo.postings.contains_key(t) {
-            let p = walk_token(idx, t, op)?;
+        if !memo.postings.contains_key(t)
+            && let Some(stats) = memo.stats.as_ref()
+        {
+            let p = walk_token(idx, t, stats, op)?;
             memo.keep(t, p);
         }
     }
@@ -221,14 +225,13 @@ fn score(stats: &Stats, lists: &[&[Posting]], w: &[f64; 6]) -> Vec<(i64, f64)> {
         })
         .collect();
     let mut at = vec![0usize; lists.len()];
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(lists.iter().map(|l| l.len()).max().unwrap_or(0));
     while let Some(row) = lists
         .iter()
         .zip(&at)
         .filter_map(|(l, i)| l.get(*i).map(|p| p.row))
         .min()
     {
-        let d = stats.sizes.get(&row).copied().unwrap_or(0) as f64;
         // fts5Bm25Function: phrases in order; a phrase the row lacks adds 0.0.
         let mut s = 0.0f64;
         for (k, l) in lists.iter().enumerate() {
@@ -236,6 +239,7 @@ fn score(stats: &Stats, lists: &[&[Posting]], w: &[f64; 6]) -> Vec<(i64, f64)> {
                 continue;
             };
             at[k] += 1;
+            let d = p.size as f64;
             let f = frequency(p, w);
             s += idf[k] * ((f * (K1 + 1.0)) / (f + K1 * ((1.0 - B) + ((B * d) / stats.avgdl))));
         }
@@ -348,8 +352,13 @@ fn varints(b: &[u8]) -> Vec<u64> {
     out
 }
 
-/// Every row holding `token`, with its count per column, sorted by row.
-fn walk_token(idx: &Index, token: &str, op: &'static str) -> Result<Vec<Posting>, IndexError> {
+/// Every row holding `token`, with its count per column and its size, sorted by row.
+fn walk_token(
+    idx: &Index,
+    token: &str,
+    stats: &Stats,
+    op: &'static str,
+) -> Result<Vec<Posting>, IndexError> {
     crate::doc_freq::ensure_tables(idx).map_err(idx.err(op))?;
     let mut st = idx
         .conn
@@ -368,7 +377,8 @@ fn walk_token(idx: &Index, token: &str, op: &'static str) -> Result<Vec<Posting>
             _ => {
                 let mut counts = [0; 6];
                 counts[c] = 1;
-                out.push(Posting { row, counts });
+                let size = stats.sizes.get(&row).copied().unwrap_or(0);
+                out.push(Posting { row, size, counts });
             }
         }
     }
