@@ -5,9 +5,10 @@
 //! Runs only when `--bench` is among the arguments (`cargo bench -p gitloom-embed`), so
 //! `cargo test --benches` is instant. Prints a markdown table.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gitloom_embed::{Arena, Embedder, MiniLm, StaticTable, minilm_dir};
+use gitloom_embed::{Arena, Embedder, MiniLm, ScanJob, StaticTable, minilm_dir};
 
 const DIM: usize = 384;
 
@@ -79,6 +80,31 @@ fn main() {
         let per_kind = time(&|q| {
             std::hint::black_box(arena.scan_per_kind(q, 10));
         });
+        // The engine's call (depth 50: top 200 per kind), alone and as a `ScanJob`
+        // shared with a second thread kept running, as the engine's worker is. This
+        // thread never waits for the helper to begin: `finish` waits only for pieces
+        // the helper has claimed.
+        let per_kind_200 = time(&|q| {
+            std::hint::black_box(arena.scan_per_kind(q, 200));
+        });
+        let job_200 = time(&|q| {
+            std::hint::black_box(arena.scan_job(q, 200).finish().expect("no panic"));
+        });
+        let shared_200 = std::thread::scope(|s| {
+            let (jobs, for_helper) = std::sync::mpsc::channel::<Arc<ScanJob>>();
+            s.spawn(move || {
+                for job in for_helper {
+                    job.help();
+                }
+            });
+            let p = time(&|q| {
+                let job = Arc::new(arena.scan_job(q, 200));
+                jobs.send(job.clone()).expect("the helper runs");
+                std::hint::black_box(job.finish().expect("no panic"));
+            });
+            drop(jobs);
+            p
+        });
         let exact = time(&|q| {
             std::hint::black_box(arena.scan_exact_f32(q, 10));
         });
@@ -95,6 +121,27 @@ fn main() {
             format!("scan {k}k × {DIM}: int8, per kind (2 kinds), p50"),
             ms(per_kind),
             String::new(),
+        ]);
+        rows.push([
+            format!("scan {k}k × {DIM}: per kind, top 200 (the engine's call), p50"),
+            ms(per_kind_200),
+            String::new(),
+        ]);
+        rows.push([
+            format!("scan {k}k × {DIM}: the same as a `ScanJob` done by one thread, p50"),
+            ms(job_200),
+            format!(
+                "{:.2}× `scan_per_kind`",
+                job_200.as_secs_f64() / per_kind_200.as_secs_f64()
+            ),
+        ]);
+        rows.push([
+            format!("scan {k}k × {DIM}: the same as a `ScanJob` shared by two threads, p50"),
+            ms(shared_200),
+            format!(
+                "{:.2}× `scan_per_kind`",
+                shared_200.as_secs_f64() / per_kind_200.as_secs_f64()
+            ),
         ]);
         rows.push([
             format!("scan {k}k × {DIM}: exact f32 contiguous, p50"),

@@ -23,7 +23,7 @@ use crate::EmbedError;
 use crate::mapped::MappedFile;
 
 /// How many int8 candidates are rescored per result wanted.
-const OVERSAMPLE: usize = 4;
+pub(crate) const OVERSAMPLE: usize = 4;
 
 /// One result of a scan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,16 +48,18 @@ pub struct Arena {
 
 /// The row data. Per row: key, kind, int8 components, quantisation scale × 1/‖row‖
 /// (turns an int8 dot into a cosine estimate), f32 components, 1/‖row‖ (0 for a zero
-/// row).
+/// row). Both variants are shared, so a clone of an arena costs a reference count (a
+/// [`crate::ScanJob`] holds one, to be run on other threads); rows pushed to a shared
+/// owned arena are pushed to a copy.
 #[derive(Clone)]
 enum Rows {
-    Owned(Owned),
+    Owned(Arc<Owned>),
     Mapped(Arc<Mapped>),
 }
 
 impl Default for Rows {
     fn default() -> Rows {
-        Rows::Owned(Owned::default())
+        Rows::Owned(Arc::default())
     }
 }
 
@@ -149,7 +151,7 @@ fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
 /// The int8 estimate (dot × the row's scale) of the query against every row, appended
 /// to `out` in row order. Integer dot products are exact, so every kernel gives the same
 /// scores; the widest one this CPU runs is used.
-fn int8_scores(q: &[i8], quant: &[i8], qscale: &[f32], out: &mut Vec<f32>) {
+pub(crate) fn int8_scores(q: &[i8], quant: &[i8], qscale: &[f32], out: &mut Vec<f32>) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the only precondition of `avx2::int8_scores` is that the CPU
@@ -227,7 +229,7 @@ fn quantise(v: &[f32], out: &mut Vec<i8>) -> f32 {
 /// A candidate as one integer that orders as [`Cand`] does: the score's bits in
 /// `f32::total_cmp` order above the row's complement (the earlier row is greater).
 /// (Rows are below 2³²: an arena's keys are `u32`, and 2³² rows would be terabytes.)
-fn rank_key(score: f32, row: usize) -> u64 {
+pub(crate) fn rank_key(score: f32, row: usize) -> u64 {
     let bits = score.to_bits();
     let ordered = if bits >> 31 == 1 {
         !bits
@@ -239,7 +241,16 @@ fn rank_key(score: f32, row: usize) -> u64 {
 
 /// The rows of the `cap` greatest keys, in row order (neighbouring rows are then read
 /// together by the rescoring).
-fn best_rows(mut keys: Vec<u64>, cap: usize) -> Vec<usize> {
+pub(crate) fn best_rows(keys: Vec<u64>, cap: usize) -> Vec<usize> {
+    let mut rows: Vec<usize> = best_keys(keys, cap).into_iter().map(key_row).collect();
+    rows.sort_unstable();
+    rows
+}
+
+/// The `cap` greatest keys, in no particular order. Keys are distinct (each holds its
+/// row), so the best `cap` of a union of parts are the best `cap` of the parts' own
+/// best `cap`s, whatever the parts and their order.
+pub(crate) fn best_keys(mut keys: Vec<u64>, cap: usize) -> Vec<u64> {
     if cap == 0 {
         return Vec::new();
     }
@@ -247,9 +258,7 @@ fn best_rows(mut keys: Vec<u64>, cap: usize) -> Vec<usize> {
         keys.select_nth_unstable_by(cap - 1, |a, b| b.cmp(a));
         keys.truncate(cap);
     }
-    let mut rows: Vec<usize> = keys.into_iter().map(key_row).collect();
-    rows.sort_unstable();
-    rows
+    keys
 }
 
 /// The row of a [`rank_key`].
@@ -330,14 +339,14 @@ impl Arena {
     pub fn with_capacity(dim: usize, rows: usize) -> Arena {
         Arena {
             dim,
-            rows: Rows::Owned(Owned {
+            rows: Rows::Owned(Arc::new(Owned {
                 keys: Vec::with_capacity(rows),
                 kinds: Vec::with_capacity(rows),
                 quant: Vec::with_capacity(rows * dim),
                 qscale: Vec::with_capacity(rows),
                 floats: Vec::with_capacity(rows * dim),
                 inv_norm: Vec::with_capacity(rows),
-            }),
+            })),
         }
     }
 
@@ -349,7 +358,8 @@ impl Arena {
         }
     }
 
-    /// The rows for appending; a mapped arena is copied into memory first.
+    /// The rows for appending; a mapped arena, or owned rows another clone shares, are
+    /// copied first.
     fn owned_mut(&mut self) -> &mut Owned {
         if let Rows::Mapped(_) = self.rows {
             let o = Owned {
@@ -360,10 +370,10 @@ impl Arena {
                 floats: self.floats().to_vec(),
                 inv_norm: self.inv_norm().to_vec(),
             };
-            self.rows = Rows::Owned(o);
+            self.rows = Rows::Owned(Arc::new(o));
         }
         match &mut self.rows {
-            Rows::Owned(o) => o,
+            Rows::Owned(o) => Arc::make_mut(o),
             Rows::Mapped(_) => unreachable!("converted above"),
         }
     }
@@ -596,7 +606,7 @@ impl Arena {
         self.rescore(query, q.inv_norm, top.rows(), top_k)
     }
 
-    fn prepare(&self, query: &[f32]) -> Option<Prepared> {
+    pub(crate) fn prepare(&self, query: &[f32]) -> Option<Prepared> {
         if !self.query_ok(query) || self.is_empty() {
             return None;
         }
@@ -613,18 +623,16 @@ impl Arena {
     }
 
     fn rescore(&self, query: &[f32], q_inv: f32, rows: Vec<usize>, top_k: usize) -> Vec<ScanHit> {
-        let mut hits: Vec<ScanHit> = rows
+        let hits = rows
             .into_iter()
             .map(|row| self.exact_hit(query, q_inv, row))
             .collect();
-        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.row.cmp(&b.row)));
-        hits.truncate(top_k);
-        hits
+        best_hits(hits, top_k)
     }
 
     /// The exact f32 cosine of the query (of inverse norm `q_inv`) and one row, which
     /// must be in range: what every exact score of the arena is made of.
-    fn exact_hit(&self, query: &[f32], q_inv: f32, row: usize) -> ScanHit {
+    pub(crate) fn exact_hit(&self, query: &[f32], q_inv: f32, row: usize) -> ScanHit {
         let r = &self.floats()[row * self.dim..(row + 1) * self.dim];
         ScanHit {
             row,
@@ -635,9 +643,17 @@ impl Arena {
     }
 }
 
-struct Prepared {
-    quant: Vec<i8>,
-    inv_norm: f32,
+/// The best `top_k` of rescored hits, best first, ties to the earlier row.
+pub(crate) fn best_hits(mut hits: Vec<ScanHit>, top_k: usize) -> Vec<ScanHit> {
+    hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.row.cmp(&b.row)));
+    hits.truncate(top_k);
+    hits
+}
+
+/// A query made ready to scan: int8-quantised, and its inverse norm.
+pub(crate) struct Prepared {
+    pub(crate) quant: Vec<i8>,
+    pub(crate) inv_norm: f32,
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ mod install;
 mod mapped;
 mod minilm;
 mod openai;
+mod scan_job;
 mod static_table;
 mod wordpiece;
 
@@ -51,4 +52,5 @@ pub use install::{
 };
 pub use minilm::MiniLm;
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
+pub use scan_job::ScanJob;
 pub use static_table::StaticTable;

@@ -13,13 +13,13 @@
 //! file names the build and commit it reflects; one that is missing or names anything
 //! else is rebuilt from the vector cache by the first query that needs it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use gitloom_embed::{
-    Arena, ArenaMiss, EmbedStats, Embedder, Labels, ScanHit, StoredArena, VectorCache, chunk,
-    embed_cached, max_words_for_tokens,
+    Arena, ArenaMiss, EmbedStats, Embedder, Labels, ScanHit, ScanJob, StoredArena, VectorCache,
+    chunk, embed_cached, max_words_for_tokens,
 };
 use gitloom_index::{EmbedUnit, Index, UnitKind};
 use serde::{Deserialize, Serialize};
@@ -75,7 +75,7 @@ impl SemanticCut {
 }
 
 /// One arm's best cosine per file, best first, with the unit that produced it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SemanticHits {
     pub cues: Vec<(String, f32, String)>,
     pub bodies: Vec<(String, f32, String)>,
@@ -454,12 +454,42 @@ impl Scanner {
         cut: SemanticCut,
         keep: &dyn Fn(&str) -> bool,
     ) -> SemanticHits {
-        let built = &self.0;
-        if built.arena.is_empty() {
+        if self.0.arena.is_empty() {
             return SemanticHits::default();
         }
-        // Several rows per file (cues, chunks): over-fetch, then keep each file's best.
-        let per_kind = built.arena.scan_per_kind(query_vec, depth * 4);
+        let per_kind = self.0.arena.scan_per_kind(query_vec, per_kind_top(depth));
+        self.hits(per_kind, depth, cut, keep)
+    }
+
+    /// [`Scanner::search`]'s scan as a job that two threads can share: the worker
+    /// begins it with [`ScanJob::help`], the caller, once its own arm is done, does
+    /// what is left and ranks it with [`Scanner::search_job`].
+    pub(crate) fn scan_job(&self, query_vec: &[f32], depth: usize) -> ScanJob {
+        self.0.arena.scan_job(query_vec, per_kind_top(depth))
+    }
+
+    /// [`Scanner::search`] of a [`Scanner::scan_job`] of the same query and depth: the
+    /// same hits, bit for bit, however the job was shared. `None` if another thread
+    /// panicked in one of the job's pieces.
+    pub(crate) fn search_job(
+        &self,
+        job: &ScanJob,
+        depth: usize,
+        cut: SemanticCut,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Option<SemanticHits> {
+        let per_kind = job.finish()?;
+        Some(self.hits(per_kind, depth, cut, keep))
+    }
+
+    /// Each arm's best cosine per file from the scan's per-kind hits, after the cut.
+    fn hits(
+        &self,
+        per_kind: BTreeMap<u8, Vec<ScanHit>>,
+        depth: usize,
+        cut: SemanticCut,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> SemanticHits {
         let mut out = SemanticHits::default();
         for (kind, hits) in per_kind {
             let floor = if kind == 0 {
@@ -467,7 +497,7 @@ impl Scanner {
             } else {
                 cut.body_floor
             };
-            let mut list = best_per_path(&built.labels, &hits, keep);
+            let mut list = best_per_path(&self.0.labels, &hits, keep);
             list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
             let cosines: Vec<f32> = list.iter().map(|x| x.1).collect();
             let cutoff = adaptive_cutoff(&cosines, floor, cut.margin);
@@ -483,6 +513,12 @@ impl Scanner {
         }
         out
     }
+}
+
+/// Rows the scan keeps per kind for `depth` files: several rows per file (cues,
+/// chunks), so it over-fetches, and each file's best is kept after.
+fn per_kind_top(depth: usize) -> usize {
+    depth * 4
 }
 
 impl Semantic {
@@ -796,6 +832,72 @@ mod tests {
         }
         assert_eq!(merged.rows_of("a.md").len(), 3);
         assert!(merged.rows_of("e.md").is_empty());
+    }
+
+    /// Numbers in [0, 1) from a xorshift of `seed`.
+    fn uniform(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        }
+    }
+
+    /// A scanner over `files` files of a few cue and body rows each, random vectors,
+    /// some repeated so that cosines tie.
+    fn scanner(files: usize, dim: usize, seed: u64) -> Scanner {
+        let mut rng = uniform(seed);
+        let mut arena = Arena::new(dim);
+        let mut labels = Vec::new();
+        let mut last: Vec<f32> = vec![1.0; dim];
+        for f in 0..files {
+            for (unit, kind) in [(0, 0u8), (1, 0), (2, 1)] {
+                let k = key(labels.len()).expect("key");
+                labels.push((format!("facts/f{f:05}.md"), format!("unit {unit}")));
+                for _ in 0..=(f + unit) % 3 {
+                    if rng() >= 0.15 {
+                        last = (0..dim).map(|_| rng() - 0.5).collect();
+                    }
+                    arena.push(k, kind, &last).expect("push");
+                }
+            }
+        }
+        Scanner(Arc::new(Built::new("c", arena, Labels::new(labels))))
+    }
+
+    /// The scan as a job gives `search`'s hits, whether this thread did every piece
+    /// (the worker had not begun) or shared them with another thread.
+    #[test]
+    fn a_scan_job_searches_as_the_scan_does() {
+        let s = scanner(700, 48, 0x2545_f491_4f6c_dd1d);
+        assert!(s.rows() > 4096, "{} rows", s.rows());
+        let mut rng = uniform(0x9e37_79b9_7f4a_7c15);
+        let keep = |p: &str| !p.ends_with('7');
+        for round in 0..12 {
+            let q: Vec<f32> = (0..48).map(|_| rng() - 0.5).collect();
+            let depth = [50, 3, 200][round % 3];
+            let cut = if round % 2 == 0 {
+                SemanticCut::KEEP_ALL
+            } else {
+                SemanticCut::for_model("minilm-l6-v2")
+            };
+            let want = s.search(&q, depth, cut, &keep);
+            assert!(!want.cues.is_empty() || round % 2 == 1, "round {round}");
+
+            let want = Some(want);
+            let job = s.scan_job(&q, depth);
+            assert_eq!(s.search_job(&job, depth, cut, &keep), want, "one thread");
+
+            let job = s.scan_job(&q, depth);
+            let got = std::thread::scope(|t| {
+                let worker = t.spawn(|| job.help());
+                let got = s.search_job(&job, depth, cut, &keep);
+                worker.join().expect("no panic");
+                got
+            });
+            assert_eq!(got, want, "shared, round {round}");
+        }
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! The semantic arms' scan on the engine's worker thread, beside the lexical arm, gives
 //! the same retrievals as the two arms one after the other: every field but the
 //! timings, with explain, under both fusions, scoped by tier and topic, and without an
-//! embedder. Uses a deterministic word-hashing embedder so it runs without a model.
+//! embedder. Side by side, the caller takes a share of the scan's pieces once its
+//! lexical arm is done (all of them when the worker has not begun; an arena of 1,024
+//! rows or more is cut into at least 16 pieces of the int8 pass), so these answers also come from scans split
+//! between the two threads in whatever way the timing gave. Uses a deterministic
+//! word-hashing embedder so it runs without a model.
 
 mod common;
 

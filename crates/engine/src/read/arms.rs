@@ -3,7 +3,7 @@
 //! its candidates best first with raw scores; nothing here compares arms.
 
 use std::collections::{HashMap, HashSet};
-
+use std::sync::Arc;
 use std::time::Instant;
 
 use gitloom_index::{Index, LexicalHit, LexicalQuery};
@@ -39,11 +39,15 @@ pub(crate) struct Candidates {
 }
 
 /// Runs every arm for `q`. With an arena of at least `concurrent_from` rows the
-/// semantic arms' scan is handed to the engine's [`Worker`] thread while this one runs
-/// the lexical arm: the scan reads only the arena and the query's vector, the lexical
-/// arm only the index, and each list is built from the same inputs either way, so the
-/// candidates are the same. Under that size the hand-over costs more than the overlap
-/// saves.
+/// semantic arms' scan (a `gitloom_embed::ScanJob`: pieces of its int8 pass, then of
+/// its f32 rescoring) is begun on the engine's [`Worker`] thread while this one runs
+/// the lexical arm, then this thread does the pieces still left and ranks the scan: the
+/// scan reads only the arena and the query's vector, the lexical arm only the index,
+/// the scan's answer does not depend on which thread did which piece, and each list is
+/// built from the same inputs either way, so the candidates are the same.
+/// `timings_ms.semantic` is then the scan's wall time from the hand-over (it overlaps
+/// the lexical arm's) and `semantic_share` this thread's part after the lexical arm.
+/// Under that size the hand-over costs more than the overlap saves.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     index: &Index,
@@ -87,17 +91,29 @@ pub(crate) fn run(
             let found_ms = ms(t);
             match found {
                 Ok(s) if s.rows() >= concurrent_from => {
-                    let (qv, req) = (qv.to_vec(), req.clone());
-                    let job = worker.submit(move || {
-                        let t = Instant::now();
-                        let hits = s.search(&qv, depth, cut, &|p| in_scope(&req, p));
-                        (hits, found_ms + ms(t))
-                    });
-                    // Joined before the lexical arm's error is returned: the job
-                    // borrows nothing, but its panic is still this call's.
+                    let t = Instant::now();
+                    let scan = Arc::new(s.scan_job(qv, depth));
+                    let theirs = scan.clone();
+                    let job = worker.submit(move || theirs.help());
                     let lexical = lexical_arm();
-                    let hits = job.join();
-                    (lexical?, Some(Ok(hits)))
+                    // The lexical arm done, this thread does the scan's pieces still
+                    // left (all of them if the worker has not begun), waits for those
+                    // the worker is doing, and builds the lists.
+                    let share = Instant::now();
+                    let hits = s.search_job(&scan, depth, cut, &|p| in_scope(req, p));
+                    timings.add("semantic_share", ms(share));
+                    let scan_ms = found_ms + ms(t);
+                    // Joined before the lexical arm's error is returned: the job
+                    // borrows nothing, but its panic is still this call's. The worker
+                    // has no piece left by now; if it never began, it is taken back
+                    // and finds nothing to do.
+                    job.join();
+                    // `None` only if the worker panicked in a piece, which the join
+                    // has just raised here.
+                    let Some(hits) = hits else {
+                        unreachable!("the worker's panic was raised by the join")
+                    };
+                    (lexical?, Some(Ok((hits, scan_ms))))
                 }
                 Ok(s) => {
                     let lexical = lexical_arm()?;

@@ -8,7 +8,9 @@
 //! session 27). So the worker is started once per engine, and a job it has not begun
 //! when the caller is ready for its result is taken back and run by the caller: the
 //! caller never waits for a thread that has not started, only for one that is
-//! running its job. Results do not depend on who ran the job.
+//! running its job. Results do not depend on who ran the job. (The scan's job is the
+//! worker's share of a `gitloom_embed::ScanJob`: the caller, done with the lexical arm,
+//! does the pieces still left itself, then joins; see `arms.rs`.)
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::mpsc::{Sender, channel};
