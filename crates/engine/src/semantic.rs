@@ -834,20 +834,10 @@ mod tests {
         assert!(merged.rows_of("e.md").is_empty());
     }
 
-    /// Numbers in [0, 1) from a xorshift of `seed`.
-    fn uniform(mut seed: u64) -> impl FnMut() -> f32 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        }
-    }
-
     /// A scanner over `files` files of a few cue and body rows each, random vectors,
     /// some repeated so that cosines tie.
     fn scanner(files: usize, dim: usize, seed: u64) -> Scanner {
-        let mut rng = uniform(seed);
+        let mut rng = fastrand::Rng::with_seed(seed);
         let mut arena = Arena::new(dim);
         let mut labels = Vec::new();
         let mut last: Vec<f32> = vec![1.0; dim];
@@ -856,8 +846,8 @@ mod tests {
                 let k = key(labels.len()).expect("key");
                 labels.push((format!("facts/f{f:05}.md"), format!("unit {unit}")));
                 for _ in 0..=(f + unit) % 3 {
-                    if rng() >= 0.15 {
-                        last = (0..dim).map(|_| rng() - 0.5).collect();
+                    if rng.f32() >= 0.15 {
+                        last = (0..dim).map(|_| rng.f32() - 0.5).collect();
                     }
                     arena.push(k, kind, &last).expect("push");
                 }
@@ -872,10 +862,10 @@ mod tests {
     fn a_scan_job_searches_as_the_scan_does() {
         let s = scanner(700, 48, 0x2545_f491_4f6c_dd1d);
         assert!(s.rows() > 4096, "{} rows", s.rows());
-        let mut rng = uniform(0x9e37_79b9_7f4a_7c15);
+        let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
         let keep = |p: &str| !p.ends_with('7');
         for round in 0..12 {
-            let q: Vec<f32> = (0..48).map(|_| rng() - 0.5).collect();
+            let q: Vec<f32> = (0..48).map(|_| rng.f32() - 0.5).collect();
             let depth = [50, 3, 200][round % 3];
             let cut = if round % 2 == 0 {
                 SemanticCut::KEEP_ALL

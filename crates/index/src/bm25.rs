@@ -16,15 +16,17 @@
 //! Used only where that holds and pays: every phrase of the query is one token (a
 //! phrase of several needs positions; FTS5 scores it), the column weights are short
 //! binary fractions (their SQL text reads back as the same double), and this
-//! connection has asked for every token before, at this version's ninth query or
-//! later ([`WARM_AFTER`]). Reading a version's row sizes and a common token's
-//! postings costs a few FTS5 queries' time (at 10k files, ~3 ms and ~1.5 ms), which
-//! pays only over queries to come: a one-shot `gitloom retrieve` runs one query and
-//! never walks a posting list it would use once, and after a write the first queries
-//! at the new version are FTS5's. Anything else returns `None` and the caller asks
-//! FTS5.
+//! connection has asked for every phrase before, at this version's ninth query or
+//! later ([`WARM_AFTER`]). Reading a version's row sizes costs ~3 ms at 10k files, once,
+//! and a query's first kept scoring (its token walks) about what FTS5's own scoring of it
+//! costs (`examples/kept_bm25.rs`; BENCHMARKS.md, session 33), which pays only over the
+//! queries to come: a one-shot `gitloom retrieve` runs one query and never walks a
+//! posting list it would use once, and after a write the first queries at the new
+//! version are FTS5's. Anything else returns `None` and the caller asks FTS5.
 
 use std::collections::{HashMap, VecDeque};
+
+use rusqlite::OptionalExtension;
 
 use crate::lexical::Bm25Weights;
 use crate::{Index, IndexError};
@@ -33,11 +35,10 @@ use crate::{Index, IndexError};
 const COLUMNS: [&str; 6] = ["title", "summary", "cues", "entities", "tags", "body"];
 
 /// Queries a version serves through FTS5 before its numbers are read (see the module
-/// docs). Reading them costs about what FTS5's scoring costs over this many queries
-/// at 10k files (~3 ms of row sizes and ~1.5 ms a common token, against ~0.8 ms saved
-/// a query), so a version that has lasted this long has earned it, as in renting skis
-/// until their price is spent: a store written to between every few queries (a
-/// server under mixed load) never pays for numbers it would throw away.
+/// docs). The row sizes cost ~3 ms at 10k files against ~0.3–2 ms saved a warm query,
+/// so a version that has lasted this long has earned them with room to spare, as in
+/// renting skis until their price is spent: a store written to between every few
+/// queries (a server under mixed load) never pays for numbers it would throw away.
 const WARM_AFTER: u32 = 8;
 
 /// FTS5's BM25 constants.
@@ -54,7 +55,7 @@ const MEMO_PHRASES: usize = 1 << 16;
 /// When the kept scores are used: see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KeptScoring {
-    /// When every token was asked before and this version served `WARM_AFTER`
+    /// When every phrase was asked before and this version served `WARM_AFTER`
     /// queries already.
     #[default]
     Auto,
@@ -97,7 +98,7 @@ pub(crate) struct Memo {
     /// Each phrase's token, `None` when it is not exactly one (kept across versions:
     /// tokenising depends on the tokenizer, not on the data).
     tokens: HashMap<String, Option<String>>,
-    /// How often each token was asked (across versions).
+    /// How often each phrase was asked (across versions).
     asks: HashMap<String, u32>,
     /// Queries scored here rather than by FTS5, ever (tests).
     pub(crate) served: u64,
@@ -156,19 +157,21 @@ pub(crate) fn scored(
     let mut memo = idx.bm25_memo.borrow_mut();
     memo.at(version);
     memo.queries += 1;
-    let Some(tokens) = tokens_of(idx, &mut memo, phrases, op)? else {
-        return Ok(None);
-    };
+    // Decided before any tokenising: the first queries of a version, and a one-shot
+    // process, leave here at the cost of a counter and a map lookup.
     let mut asked_before = true;
-    for t in &tokens {
+    for p in phrases {
         if memo.asks.len() >= MEMO_PHRASES {
             memo.asks.clear();
         }
-        let n = memo.asks.entry(t.clone()).or_default();
+        let n = memo.asks.entry(p.clone()).or_default();
         *n += 1;
         asked_before &= *n > 1;
     }
-    let all_kept = memo.stats.is_some() && tokens.iter().all(|t| memo.postings.contains_key(t));
+    let all_kept = memo.stats.is_some()
+        && phrases
+            .iter()
+            .all(|p| matches!(memo.tokens.get(p), Some(Some(t)) if memo.postings.contains_key(t)));
     let walk = match mode {
         KeptScoring::Eager => true,
         KeptScoring::Auto => all_kept || (asked_before && memo.queries > WARM_AFTER),
@@ -177,6 +180,9 @@ pub(crate) fn scored(
     if !walk {
         return Ok(None);
     }
+    let Some(tokens) = tokens_of(idx, &mut memo, phrases, op)? else {
+        return Ok(None);
+    };
     if memo.stats.is_none() {
         memo.stats = Some(read_stats(idx, op)?);
     }
@@ -280,7 +286,8 @@ fn tokens_of(
         if memo.tokens.len() + missing.len() > MEMO_PHRASES {
             memo.tokens.clear();
         }
-        let got = crate::doc_freq::tokenise(idx, &missing).map_err(idx.err(op))?;
+        let texts: Vec<&str> = missing.iter().map(|p| p.as_str()).collect();
+        let got = crate::doc_freq::tokenise(idx, &texts).map_err(idx.err(op))?;
         for (p, toks) in missing.into_iter().zip(got) {
             let one = match toks.as_slice() {
                 [t] => Some(t.clone()),
@@ -299,17 +306,11 @@ fn tokens_of(
 /// record (`fts_data` row 1: the row count, then each column's total size) and
 /// `fts_docsize` (each row's column sizes), all varints.
 fn read_stats(idx: &Index, op: &'static str) -> Result<Stats, IndexError> {
-    let block: Option<Vec<u8>> = {
-        let mut st = idx
-            .conn
-            .prepare_cached("SELECT block FROM fts_data WHERE id = 1")
-            .map_err(idx.err(op))?;
-        let mut rows = st.query([]).map_err(idx.err(op))?;
-        match rows.next().map_err(idx.err(op))? {
-            Some(r) => Some(r.get(0).map_err(idx.err(op))?),
-            None => None,
-        }
-    };
+    let block: Option<Vec<u8>> = idx
+        .conn
+        .prepare_cached("SELECT block FROM fts_data WHERE id = 1")
+        .and_then(|mut st| st.query_row([], |r| r.get(0)).optional())
+        .map_err(idx.err(op))?;
     let averages = block.map(|b| varints(&b)).unwrap_or_default();
     let rows = averages.first().copied().unwrap_or(0) as i64;
     let tokens: i64 = averages.iter().skip(1).map(|n| *n as i64).sum();

@@ -105,7 +105,7 @@ fn file_count(idx: &Index) -> Result<u64, IndexError> {
 
 /// The tokens each of `texts` makes under the index's tokenizer, in order: the
 /// stems the index holds (`bm25.rs` looks postings up by them).
-pub(crate) fn tokenise(idx: &Index, texts: &[&String]) -> rusqlite::Result<Vec<Vec<String>>> {
+pub(crate) fn tokenise(idx: &Index, texts: &[&str]) -> rusqlite::Result<Vec<Vec<String>>> {
     ensure_tables(idx)?;
     let c = &idx.conn;
     c.prepare_cached("DELETE FROM temp.qtok")?.execute([])?;
@@ -131,45 +131,25 @@ pub(crate) fn tokenise(idx: &Index, texts: &[&String]) -> rusqlite::Result<Vec<V
 /// Each term's document frequency, read from the index (no memo).
 fn lookup(idx: &Index, terms: &[String]) -> Result<Vec<u64>, IndexError> {
     let op = "term frequencies";
-    ensure_tables(idx).map_err(idx.err(op))?;
-    let c = &idx.conn;
-    c.prepare_cached("DELETE FROM temp.qtok")
-        .and_then(|mut s| s.execute([]))
-        .map_err(idx.err(op))?;
-    {
-        let mut ins = c
-            .prepare_cached("INSERT INTO temp.qtok (rowid, x) VALUES (?1, ?2)")
-            .map_err(idx.err(op))?;
-        for (i, t) in terms.iter().enumerate() {
-            ins.execute(rusqlite::params![i as i64, t])
-                .map_err(idx.err(op))?;
-        }
-    }
-    let mut dfs = vec![u64::MAX; terms.len()];
-    let mut toks = c
-        .prepare_cached("SELECT doc, term FROM temp.qtok_v")
-        .map_err(idx.err(op))?;
-    let mut look = c
+    let texts: Vec<&str> = terms.iter().map(String::as_str).collect();
+    let tokens = tokenise(idx, &texts).map_err(idx.err(op))?;
+    let mut look = idx
+        .conn
         .prepare_cached("SELECT doc FROM temp.fts_v WHERE term = ?1")
         .map_err(idx.err(op))?;
-    let rows = toks
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-        .map_err(idx.err(op))?;
-    for row in rows {
-        let (i, tok) = row.map_err(idx.err(op))?;
-        let df: i64 = look
-            .query_row([&tok], |r| r.get(0))
-            .optional()
-            .map_err(idx.err(op))?
-            .unwrap_or(0);
-        if let Some(slot) = usize::try_from(i).ok().and_then(|i| dfs.get_mut(i)) {
-            *slot = (*slot).min(df.max(0) as u64);
+    let mut dfs = Vec::with_capacity(terms.len());
+    for toks in tokens {
+        // The least frequent of its tokens; a term with none matches nothing.
+        let mut df = u64::MAX;
+        for tok in &toks {
+            let n: i64 = look
+                .query_row([tok], |r| r.get(0))
+                .optional()
+                .map_err(idx.err(op))?
+                .unwrap_or(0);
+            df = df.min(n.max(0) as u64);
         }
-    }
-    for d in &mut dfs {
-        if *d == u64::MAX {
-            *d = 0;
-        }
+        dfs.push(if toks.is_empty() { 0 } else { df });
     }
     Ok(dfs)
 }
