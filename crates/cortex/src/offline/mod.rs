@@ -133,6 +133,9 @@ struct Unit {
     lead: usize,
     /// The question this unit answers (the message before asked it).
     answers: Option<String>,
+    /// The clause said just before its first one, in the same message, as the memory
+    /// says it: what an "it" or a "that" of a one-clause unit points back to.
+    said_before: Option<String>,
     entities: Vec<FactEntity>,
     dates: Vec<(Found, String)>,
     unresolved: Vec<String>,
@@ -432,6 +435,11 @@ impl Extractor for OfflineExtractor {
                                 raw: Vec::new(),
                                 lead: 0,
                                 answers: None,
+                                said_before: ci
+                                    .checked_sub(1)
+                                    .filter(|b| kept(acts[*b]))
+                                    .and_then(|b| clauses.get(b))
+                                    .map(|b| said_alone(b)),
                                 entities: Vec::new(),
                                 dates: Vec::new(),
                                 unresolved: Vec::new(),
@@ -738,11 +746,37 @@ fn last_question(text: &str) -> Option<String> {
     (q.ends_with('?') && gitloom_model::text::words(q).len() >= 2).then(|| q.to_owned())
 }
 
+/// True for a unit of one clause that points back to something it does not say: an
+/// "it" or "them" after its first word ("never suggest recipes with it", "Marcus
+/// reckons it's a good angle"), or a "that" or "this" it ends on ("i'm borrowing
+/// that"). A first-word "it" is most often no reference ("it's bixi now").
+fn points_back(raw: &[String]) -> bool {
+    let [clause] = raw else {
+        return false;
+    };
+    let ws = gitloom_model::text::words(clause);
+    ws.iter()
+        .skip(1)
+        .any(|w| matches!(w.norm.as_str(), "it" | "them"))
+        || ws
+            .last()
+            .is_some_and(|w| matches!(w.norm.as_str(), "that" | "this"))
+}
+
 fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &Session) -> Fact {
     let raw = u.text();
     let mut body = u.sentences.join(" ");
     if let Some(q) = &u.answers {
         body = format!("In answer to \"{q}\": {body}");
+    } else if let Some(before) = u.said_before.as_deref().filter(|_| points_back(&u.raw)) {
+        // "i don't eat pork so never suggest recipes with it": the rule alone says
+        // "never suggest recipes with it"; with what was said before, what it is.
+        let stop = if before.ends_with(['.', '!', '?']) {
+            ""
+        } else {
+            "."
+        };
+        body = format!("{before}{stop} {body}");
     }
     let steps = raw.matches(['\n', ';']).count() >= 2
         || raw.contains(':') && raw.matches(',').count() >= 3
@@ -1213,6 +1247,29 @@ mod tests {
         ]);
         about(&facts, "drug calcs section");
         about(&facts, "start of October");
+    }
+
+    #[test]
+    fn a_clause_that_points_back_says_what_it_points_to() {
+        // "never suggest recipes with it" alone does not say what "it" is; the clause
+        // before it in the message does.
+        let rule = |content: &str| {
+            let facts = extract_turns(&[("user", content), ("assistant", "Noted.")]);
+            facts
+                .iter()
+                .find(|f| f.tier == Tier::Rules)
+                .unwrap_or_else(|| panic!("no rule in {facts:?}"))
+                .body
+                .clone()
+        };
+        let body = rule("oh and i don't eat pork so never suggest recipes with it");
+        assert!(body.contains("pork") && body.ends_with("with it"), "{body}");
+        // A rule that names what it is about stands alone.
+        let body = rule("i don't eat pork so never suggest recipes with bacon");
+        assert!(!body.contains("pork"), "{body}");
+        // Chatter before it is nothing to point to.
+        let body = rule("thanks! never book anything on it");
+        assert!(!body.contains("Thanks"), "{body}");
     }
 
     #[test]
