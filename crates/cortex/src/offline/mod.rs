@@ -15,7 +15,9 @@
 //! cues.
 //!
 //! A statement that fits no topic is still kept, under [`topics::FALLBACK`]: nothing a
-//! person said is dropped because it could not be placed.
+//! person said is dropped because it could not be placed. Nor left unreadable: a memory
+//! of one clause that points back ("never suggest recipes with it") starts with the
+//! clause said before it in its message, as a reply starts with the question it answers.
 
 mod cues;
 mod gender;
