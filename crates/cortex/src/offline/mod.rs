@@ -437,9 +437,11 @@ impl Extractor for OfflineExtractor {
                                 raw: Vec::new(),
                                 lead: 0,
                                 answers: None,
+                                // Only for a clause that points back: most have no use
+                                // for it, and saying a clause costs a date pass.
                                 said_before: ci
                                     .checked_sub(1)
-                                    .filter(|b| kept(acts[*b]))
+                                    .filter(|b| kept(acts[*b]) && points_back(&clause))
                                     .and_then(|b| clauses.get(b))
                                     .map(|b| said_alone(b)),
                                 entities: Vec::new(),
@@ -748,14 +750,11 @@ fn last_question(text: &str) -> Option<String> {
     (q.ends_with('?') && gitloom_model::text::words(q).len() >= 2).then(|| q.to_owned())
 }
 
-/// True for a unit of one clause that points back to something it does not say: an
-/// "it" or "them" after its first word ("never suggest recipes with it", "Marcus
-/// reckons it's a good angle"), or a "that" or "this" it ends on ("i'm borrowing
-/// that"). A first-word "it" is most often no reference ("it's bixi now").
-fn points_back(raw: &[String]) -> bool {
-    let [clause] = raw else {
-        return false;
-    };
+/// True for a clause that points back to something it does not say: an "it" or
+/// "them" after its first word ("never suggest recipes with it", "Marcus reckons it's
+/// a good angle"), or a "that" or "this" it ends on ("i'm borrowing that"). A
+/// first-word "it" is most often no reference ("it's bixi now").
+fn points_back(clause: &str) -> bool {
     let ws = gitloom_model::text::words(clause);
     ws.iter()
         .skip(1)
@@ -770,7 +769,11 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
     let mut body = u.sentences.join(" ");
     if let Some(q) = &u.answers {
         body = format!("In answer to \"{q}\": {body}");
-    } else if let Some(before) = u.said_before.as_deref().filter(|_| points_back(&u.raw)) {
+    } else if let Some(before) = u
+        .said_before
+        .as_deref()
+        .filter(|_| matches!(&u.raw[..], [one] if points_back(one)))
+    {
         // "i don't eat pork so never suggest recipes with it": the rule alone says
         // "never suggest recipes with it"; with what was said before, what it is.
         let stop = if before.ends_with(['.', '!', '?']) {
