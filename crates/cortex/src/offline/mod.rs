@@ -16,7 +16,7 @@
 //!
 //! A statement that fits no topic is still kept, under [`topics::FALLBACK`]: nothing a
 //! person said is dropped because it could not be placed. Nor left unreadable: a memory
-//! of one clause that points back ("never suggest recipes with it") starts with the
+//! of one clause that points back ("never book anything near it") starts with the
 //! clause said before it in its message, as a reply starts with the question it answers.
 
 mod cues;
@@ -136,7 +136,8 @@ struct Unit {
     /// The question this unit answers (the message before asked it).
     answers: Option<String>,
     /// The clause said just before its first one, in the same message, as the memory
-    /// says it: what an "it" or a "that" of a one-clause unit points back to.
+    /// says it, when that first clause points back ([`points_back`]): what its "it" or
+    /// "that" stands for. Used while the unit holds that clause alone.
     said_before: Option<String>,
     entities: Vec<FactEntity>,
     dates: Vec<(Found, String)>,
@@ -751,9 +752,9 @@ fn last_question(text: &str) -> Option<String> {
 }
 
 /// True for a clause that points back to something it does not say: an "it" or
-/// "them" after its first word ("never suggest recipes with it", "Marcus reckons it's
-/// a good angle"), or a "that" or "this" it ends on ("i'm borrowing that"). A
-/// first-word "it" is most often no reference ("it's bixi now").
+/// "them" after its first word ("never book anything near it", "Sam thinks it's a
+/// good idea"), or a "that" or "this" it ends on ("I'm keeping that"). A first-word
+/// "it" is most often no reference ("it's raining again").
 fn points_back(clause: &str) -> bool {
     let ws = gitloom_model::text::words(clause);
     ws.iter()
@@ -769,13 +770,9 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
     let mut body = u.sentences.join(" ");
     if let Some(q) = &u.answers {
         body = format!("In answer to \"{q}\": {body}");
-    } else if let Some(before) = u
-        .said_before
-        .as_deref()
-        .filter(|_| matches!(&u.raw[..], [one] if points_back(one)))
-    {
-        // "i don't eat pork so never suggest recipes with it": the rule alone says
-        // "never suggest recipes with it"; with what was said before, what it is.
+    } else if let Some(before) = u.said_before.as_deref().filter(|_| u.raw.len() == 1) {
+        // "the dentist is on Tuesday so never book anything near it": the rule alone
+        // says "never book anything near it"; with what was said before, what it is.
         let stop = if before.ends_with(['.', '!', '?']) {
             ""
         } else {
@@ -1257,7 +1254,7 @@ mod tests {
     #[test]
     fn a_clause_that_points_back_says_what_it_points_to() {
         // "never suggest recipes with it" alone does not say what "it" is; the clause
-        // before it in the message does.
+        // before it in the message does. (Invented examples.)
         let rule = |content: &str| {
             let facts = extract_turns(&[("user", content), ("assistant", "Noted.")]);
             facts
@@ -1267,11 +1264,14 @@ mod tests {
                 .body
                 .clone()
         };
-        let body = rule("oh and i don't eat pork so never suggest recipes with it");
-        assert!(body.contains("pork") && body.ends_with("with it"), "{body}");
+        let body = rule("oh and i'm allergic to shellfish so never suggest recipes with it");
+        assert!(
+            body.contains("shellfish") && body.ends_with("with it"),
+            "{body}"
+        );
         // A rule that names what it is about stands alone.
-        let body = rule("i don't eat pork so never suggest recipes with bacon");
-        assert!(!body.contains("pork"), "{body}");
+        let body = rule("i'm allergic to shellfish so never suggest recipes with prawns");
+        assert!(!body.contains("shellfish"), "{body}");
         // Chatter before it is nothing to point to.
         let body = rule("thanks! never book anything on it");
         assert!(!body.contains("Thanks"), "{body}");
