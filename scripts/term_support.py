@@ -9,7 +9,12 @@ body lines. The question's weakest word is its support. Prints one line per ques
 (GOOD: top hit gold, BAD: answerable, top hit not gold, UNA: unanswerable) and the
 counts under a range of bars. A measurement that was not built into the read path.
 
-    /tmp/ref/bin/python scripts/term_support.py target/release/gitloom ../shared/data
+With `--mask` (BENCHMARKS.md, "Session 35"), a lacking word's support is instead how much
+it adds to the whole question's best cosine against the hit's lines: the question's
+cosine less that of the question with the word taken out (a word that pulls the question
+towards the hit adds; one the hit does not answer takes away).
+
+    /tmp/ref/bin/python scripts/term_support.py target/release/gitloom ../shared/data [--mask]
 """
 
 import collections
@@ -51,6 +56,7 @@ def lines(path):
 
 def main():
     gitloom, data = sys.argv[1], sys.argv[2]
+    mask = "--mask" in sys.argv[3:]
     model = MiniLm(model_dir())
     cache = {}
 
@@ -83,12 +89,19 @@ def main():
                 lacking = [w for w in dict.fromkeys(words(q["query"]))
                            if w not in STOP and len(w) > 1 and w not in held]
                 unit = embed(lines(path))
-                support = {w: float((embed([w]) @ unit.T).max()) for w in lacking}
+                if mask:
+                    whole = float((embed([q["query"]]) @ unit.T).max())
+                    support = {}
+                    for w in lacking:
+                        rest = re.sub(r"\s+", " ", re.sub(r"\b" + re.escape(w) + r"\b", " ", q["query"].lower())).strip()
+                        support[w] = whole - float((embed([rest]) @ unit.T).max())
+                else:
+                    support = {w: float((embed([w]) @ unit.T).max()) for w in lacking}
                 weakest = min(support.values()) if support else 1.0
                 rows.append((label, weakest))
                 print(label, persona, q["query"], round(weakest, 3),
                       {w: round(v, 2) for w, v in support.items()}, flush=True)
-    for bar in (0.12, 0.16, 0.20, 0.25):
+    for bar in (-0.05, -0.02, 0.0, 0.02) if mask else (0.12, 0.16, 0.20, 0.25):
         c = collections.Counter((label, weakest < bar) for label, weakest in rows)
         print(bar, {f"{label} {'under' if under else 'over'}": n for (label, under), n in sorted(c.items())})
 

@@ -21,11 +21,6 @@ import re
 import shutil
 import sys
 
-import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from embed_reference import MiniLm, model_dir  # noqa: E402
-
 STOP = set(
     """a about after again all also am an and any are as at be been before being but by can
     could did do does doing down during each for from had has have having he her here hers
@@ -52,6 +47,13 @@ def main():
     vocab = [w for w in df if usable(w)]
     queries = [json.loads(l) for l in open(os.path.join(store, "queries.jsonl"), encoding="utf-8")]
     unseen = sorted({w for q in queries for w in words(q["query"]) if usable(w) and w not in df})
+    # NumPy and the reference model only here: `thesaurus_aliases.py` imports this
+    # module's word splitting without them.
+    import numpy as np
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from embed_reference import MiniLm, model_dir
+
     model = MiniLm(model_dir())
     v, _ = model.embed(vocab)
     q, _ = model.embed(unseen)

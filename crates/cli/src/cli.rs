@@ -248,7 +248,8 @@ pub enum EvalCommand {
     },
     /// Every store of a shared data folder (the probe personas, LoCoMo dev,
     /// LongMemEval dev) in one table; `--lopo GRID` adds the leave-one-persona-out
-    /// figure of every knob the grid names.
+    /// figure of every knob the grid names, `--ablate KNOBS` what switching each knob
+    /// off moves on every store.
     Suite {
         /// The shared data folder (holding probe*/, locomo/, longmemeval/).
         #[arg(default_value = "../shared/data")]
@@ -260,6 +261,9 @@ pub enum EvalCommand {
         /// A grid of knobs and the values searched (e.g. eval/grid.json).
         #[arg(long)]
         lopo: Option<PathBuf>,
+        /// Knobs with the value that switches each off (e.g. eval/ablate.json).
+        #[arg(long)]
+        ablate: Option<PathBuf>,
     },
     /// Compare a report (or run the fast gate) against eval/baseline.json.
     Gate {

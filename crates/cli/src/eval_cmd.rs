@@ -316,11 +316,17 @@ pub fn run(cmd: &EvalCommand, cli: &Cli) -> Result<()> {
             update,
             sections,
         } => gate(baseline, data, *update, sections, json, engine_options),
-        EvalCommand::Suite { data, skip, lopo } => crate::suite_cmd::run(
+        EvalCommand::Suite {
+            data,
+            skip,
+            lopo,
+            ablate,
+        } => crate::suite_cmd::run(
             &crate::suite_cmd::SuiteArgs {
                 data,
                 skip,
                 lopo: lopo.as_ref(),
+                ablate: ablate.as_ref(),
                 json,
             },
             engine_options,

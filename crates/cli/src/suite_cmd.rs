@@ -1,11 +1,13 @@
 //! `gitloom eval suite DATA`: every store of the shared data folder in one table,
-//! and with `--lopo GRID` the leave-one-persona-out figure of every searched knob.
+//! with `--lopo GRID` the leave-one-persona-out figure of every searched knob, and
+//! with `--ablate KNOBS` what switching each knob off moves on every store.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use gitloom_engine::EngineOptions;
-use gitloom_eval::suite::{self, Grid, KnobReport, Row, Store};
+use gitloom_eval::Report;
+use gitloom_eval::suite::{self, Ablation, AblationReport, Grid, KnobReport, Row, Store};
 use gitloom_eval::{EngineBackend, RunOptions};
 
 use crate::render::outln;
@@ -15,6 +17,7 @@ pub struct SuiteArgs<'a> {
     pub data: &'a Path,
     pub skip: &'a [String],
     pub lopo: Option<&'a PathBuf>,
+    pub ablate: Option<&'a PathBuf>,
     pub json: bool,
 }
 
@@ -29,13 +32,17 @@ pub fn run(args: &SuiteArgs<'_>, options: EngineOptions) -> Result<()> {
         build: gitloom_engine::BUILD.to_owned(),
         ..RunOptions::default()
     };
+    // Read before the long runs: a bad file fails at once.
+    let ablation = args.ablate.map(|f| Ablation::read(f)).transpose()?;
     let mut rows: Vec<Row> = Vec::new();
+    let mut reports: Vec<(Store, Report)> = Vec::new();
     for s in &stores {
         eprintln!("suite: {} …", s.name());
         let mut backend = EngineBackend::with_options(options.clone());
         let report = suite::run_store(&mut backend, s, &opts)
             .with_context(|| format!("suite: {} failed", s.name()))?;
         rows.push(Row::of(s.name(), &report));
+        reports.push((s.clone(), report));
     }
     let knobs: Vec<KnobReport> = match args.lopo {
         Some(file) => {
@@ -47,16 +54,64 @@ pub fn run(args: &SuiteArgs<'_>, options: EngineOptions) -> Result<()> {
         }
         None => Vec::new(),
     };
+    let ablated: Vec<AblationReport> = match &ablation {
+        Some(a) => suite::ablate(&options, &reports, a, &opts, &|what| {
+            eprintln!("ablate: {what}");
+        })?,
+        None => Vec::new(),
+    };
     if args.json {
         return crate::print_json(&serde_json::json!({
             "stores": rows,
             "leave_one_persona_out": knobs,
+            "ablation": ablated,
             "build": gitloom_engine::BUILD,
         }));
     }
     print_rows(&rows)?;
     if !knobs.is_empty() {
         print_knobs(&knobs)?;
+    }
+    if !ablated.is_empty() {
+        print_ablation(&ablated)?;
+    }
+    Ok(())
+}
+
+fn print_ablation(knobs: &[AblationReport]) -> Result<()> {
+    let Some(first) = knobs.first() else {
+        return Ok(());
+    };
+    outln!()?;
+    outln!(
+        "Each knob switched off (per store: queries whose first answer turned right / wrong, and the change in the objective, the mean of P@1, R@5, MRR, abstention F1):"
+    )?;
+    let names: Vec<&str> = first.stores.iter().map(|m| m.store.as_str()).collect();
+    outln!("| knob | default → off | {} | all |", names.join(" | "))?;
+    outln!("|---|---|{}---|", "---|".repeat(names.len()))?;
+    for k in knobs {
+        let cells: Vec<String> = k
+            .stores
+            .iter()
+            .map(|m| {
+                if m.gained == 0 && m.lost == 0 && m.objective == 0.0 {
+                    "·".to_owned()
+                } else {
+                    format!("+{} / −{} ({:+.3})", m.gained, m.lost, m.objective)
+                }
+            })
+            .collect();
+        let (g, l) = k
+            .stores
+            .iter()
+            .fold((0, 0), |(g, l), m| (g + m.gained, l + m.lost));
+        outln!(
+            "| {} | {} → {} | {} | +{g} / −{l} |",
+            k.knob,
+            k.default,
+            k.off,
+            cells.join(" | ")
+        )?;
     }
     Ok(())
 }

@@ -115,6 +115,21 @@ impl Outcome {
     pub fn predicted_abstain(&self) -> bool {
         self.abstained || self.hits.is_empty()
     }
+
+    /// Whether the query's first answer is right, as P@1 and abstention count it: an
+    /// answerable query's top hit is gold, an unanswerable one returns nothing. `None`
+    /// for a skipped query (no usable gold).
+    pub fn right_at_1(&self) -> Option<bool> {
+        match &self.label {
+            Label::Answerable { gold, .. } => Some(
+                dedup_paths(&self.hits)
+                    .first()
+                    .is_some_and(|top| gold.iter().any(|g| g == top)),
+            ),
+            Label::Unanswerable => Some(self.predicted_abstain()),
+            Label::Skipped => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -182,6 +197,10 @@ pub struct Report {
     pub notes: BTreeMap<String, u64>,
     /// Filled by the caller (version, commit, config).
     pub build: String,
+    /// Per query, in the order asked, [`Outcome::right_at_1`]: what two runs over the
+    /// same data compare query by query (`eval suite --ablate`). Not serialised.
+    #[serde(skip)]
+    pub right_at_1: Vec<Option<bool>>,
 }
 
 impl Report {
@@ -215,6 +234,7 @@ pub fn report(
             .collect(),
         notes,
         build: build.to_owned(),
+        right_at_1: outcomes.iter().map(Outcome::right_at_1).collect(),
     }
 }
 

@@ -12,6 +12,12 @@
 //! best on the *other* personas is chosen and scored on the held-out one, beside the
 //! shipped default's score there. A default whose held-out figure falls below the
 //! figure of the value chosen without that persona was fitted to it.
+//!
+//! [`ablate`] reads knobs with their inert values ([`Ablation`]) and, one knob at a
+//! time, runs every store with it switched off: per store, the change in the
+//! objective and the queries whose first answer turned right or wrong. A knob that
+//! moves nothing anywhere, or as many queries one way as the other, has not earned
+//! its place.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -213,6 +219,100 @@ pub fn knob_value(config: &RetrieveConfig, knob: &str) -> Option<serde_json::Val
     Some(v)
 }
 
+/// Knobs of the read path, each with the value that switches it off, e.g.
+/// `{"knobs": {"priors.tier": 1.0, "weights.graph": 0.0}}`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ablation {
+    /// What the file is for (free text, shown nowhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
+    pub knobs: BTreeMap<String, serde_json::Value>,
+}
+
+impl Ablation {
+    pub fn read(file: &Path) -> Result<Ablation, EvalError> {
+        let text = std::fs::read_to_string(file).map_err(|source| EvalError::Read {
+            path: file.to_owned(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|e| EvalError::json(file, "", e))
+    }
+}
+
+/// One store with one knob switched off, against the default.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Moved {
+    pub store: String,
+    /// The objective ([`Row::objective`]) with the knob off, less the default's.
+    pub objective: f64,
+    /// Queries whose first answer was wrong and is right with the knob off.
+    pub gained: usize,
+    /// Queries whose first answer was right and is wrong with the knob off.
+    pub lost: usize,
+}
+
+/// Compares two runs over the same queries (`Report::right_at_1`, in the order asked).
+pub fn moved(store: &str, default: &Report, off: &Report) -> Moved {
+    let pairs = default.right_at_1.iter().zip(&off.right_at_1);
+    let count = |from: bool| {
+        pairs
+            .clone()
+            .filter(|(d, o)| **d == Some(from) && **o == Some(!from))
+            .count()
+    };
+    Moved {
+        store: store.to_owned(),
+        objective: Row::of(store, off).objective() - Row::of(store, default).objective(),
+        gained: count(false),
+        lost: count(true),
+    }
+}
+
+/// One knob of an ablation: what switching it off moves on every store.
+#[derive(Debug, Clone, Serialize)]
+pub struct AblationReport {
+    pub knob: String,
+    pub default: serde_json::Value,
+    pub off: serde_json::Value,
+    pub stores: Vec<Moved>,
+}
+
+/// Runs every store of `defaults` (each store with its report at `base`'s settings)
+/// once per knob of `ablation`, that knob at its inert value and the rest at `base`'s.
+pub fn ablate(
+    base: &EngineOptions,
+    defaults: &[(Store, Report)],
+    ablation: &Ablation,
+    opts: &RunOptions<'_>,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<AblationReport>, EvalError> {
+    let config = base.config.clone().unwrap_or_default();
+    let mut out = Vec::new();
+    for (knob, off) in &ablation.knobs {
+        let default = knob_value(&config, knob).ok_or_else(|| {
+            EvalError::backend(format!(
+                "ablate: {knob:?} is not a setting of the read path"
+            ))
+        })?;
+        let options = with_overrides(base, &knob_override(knob, off))?;
+        let mut stores = Vec::new();
+        for (store, at_default) in defaults {
+            progress(&format!("{knob} = {off} on {}", store.name()));
+            let mut backend = EngineBackend::with_options(options.clone());
+            let report = run_store(&mut backend, store, opts)?;
+            stores.push(moved(store.name(), at_default, &report));
+        }
+        out.push(AblationReport {
+            knob: knob.clone(),
+            default,
+            off: off.clone(),
+            stores,
+        });
+    }
+    Ok(out)
+}
+
 /// One held-out persona of one knob.
 #[derive(Debug, Clone, Serialize)]
 pub struct HeldOut {
@@ -338,6 +438,28 @@ mod tests {
         assert!(
             with_overrides(&EngineOptions::default(), &serde_json::json!({"nope": 1})).is_err()
         );
+    }
+
+    fn report(right: &[Option<bool>], p_at_1: f64) -> Report {
+        let mut r = Report {
+            right_at_1: right.to_vec(),
+            ..Report::default()
+        };
+        r.metrics.p_at_1 = p_at_1;
+        r
+    }
+
+    #[test]
+    fn a_knob_moves_the_queries_whose_first_answer_changes() {
+        let (t, f) = (Some(true), Some(false));
+        let default = report(&[t, t, f, f, None, t], 0.5);
+        let off = report(&[t, f, t, t, None, f], 0.75);
+        let m = moved("s", &default, &off);
+        assert_eq!((m.gained, m.lost), (2, 2));
+        // The objective is the mean of four figures, one of which moved by 0.25.
+        assert!((m.objective - 0.0625).abs() < 1e-12, "{}", m.objective);
+        let same = moved("s", &default, &default);
+        assert_eq!((same.gained, same.lost, same.objective), (0, 0, 0.0));
     }
 
     #[test]
