@@ -32,8 +32,11 @@ pub fn run(args: &SuiteArgs<'_>, options: EngineOptions) -> Result<()> {
         build: gitloom_engine::BUILD.to_owned(),
         ..RunOptions::default()
     };
-    // Read before the long runs: a bad file fails at once.
+    // Read and checked before the long runs: a bad file fails at once.
     let ablation = args.ablate.map(|f| Ablation::read(f)).transpose()?;
+    if let Some(a) = &ablation {
+        a.check(&options)?;
+    }
     let mut rows: Vec<Row> = Vec::new();
     let mut reports: Vec<(Store, Report)> = Vec::new();
     for s in &stores {

@@ -126,7 +126,7 @@ fn each_knob_switched_off_says_what_it_moves_on_every_store() {
 }
 
 #[test]
-fn a_bad_ablation_file_is_named_before_anything_runs() {
+fn a_bad_ablation_file_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path().join("data");
     persona(&data);
@@ -160,4 +160,25 @@ fn a_bad_ablation_file_is_named_before_anything_runs() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("\"priors.nothing\" is not a setting"), "{err}");
+    assert!(
+        !err.contains("suite: probe-tiny"),
+        "ran before checking: {err}"
+    );
+
+    let wrong = tmp.path().join("wrong.json");
+    std::fs::write(&wrong, r#"{"knobs": {"priors.tier": "off"}}"#).expect("write");
+    let out = gitloom(&[
+        "eval",
+        "suite",
+        data,
+        "--ablate",
+        wrong.to_str().expect("utf-8"),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("priors.tier = \"off\""), "{err}");
+    assert!(
+        !err.contains("suite: probe-tiny"),
+        "ran before checking: {err}"
+    );
 }

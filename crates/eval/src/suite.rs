@@ -238,6 +238,22 @@ impl Ablation {
         })?;
         serde_json::from_str(&text).map_err(|e| EvalError::json(file, "", e))
     }
+
+    /// Every knob is a setting of the read path and its value one it can take:
+    /// checked before any store runs.
+    pub fn check(&self, base: &EngineOptions) -> Result<(), EvalError> {
+        let config = base.config.clone().unwrap_or_default();
+        for (knob, off) in &self.knobs {
+            if knob_value(&config, knob).is_none() {
+                return Err(EvalError::backend(format!(
+                    "ablate: {knob:?} is not a setting of the read path"
+                )));
+            }
+            with_overrides(base, &knob_override(knob, off))
+                .map_err(|e| EvalError::InvalidOption(format!("ablate: {knob} = {off}: {e}")))?;
+        }
+        Ok(())
+    }
 }
 
 /// One store with one knob switched off, against the default.
