@@ -249,7 +249,8 @@ impl Ablation {
                     "ablate: {knob:?} is not a setting of the read path"
                 )));
             }
-            with_overrides(base, &knob_override(knob, off))
+            config
+                .with_overrides(&knob_override(knob, off))
                 .map_err(|e| EvalError::InvalidOption(format!("ablate: {knob} = {off}: {e}")))?;
         }
         Ok(())
