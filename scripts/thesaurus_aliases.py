@@ -22,15 +22,13 @@ ten-line program over the crate, one word per line in, `word<TAB>syn|syn|…` ou
     gitloom --json eval probe --corpus /tmp/wn-probe-teacher
 """
 
-import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-from vocab_neighbours import STOP, words
+from vocab_neighbours import STOP, document_frequencies, words, write_aliases
 
 
 def held_by(df, w):
@@ -55,10 +53,7 @@ def forms(w):
 
 def main():
     dumper, store, out = sys.argv[1], sys.argv[2], sys.argv[3]
-    df = {}
-    for f in glob.glob(os.path.join(store, "memories", "**", "*.md"), recursive=True):
-        for w in set(words(open(f, encoding="utf-8").read())):
-            df[w] = df.get(w, 0) + 1
+    df = document_frequencies(store)
     usable = lambda w: len(w) >= 3 and w not in STOP and not w.isdigit() and "'" not in w
     queries = [json.loads(l) for l in open(os.path.join(store, "queries.jsonl"), encoding="utf-8")]
     unseen = sorted({w for q in queries for w in words(q["query"]) if usable(w) and not held_by(df, w)})
@@ -68,24 +63,19 @@ def main():
     for line in dump.splitlines():
         word, _, syns = line.partition("\t")
         synonyms[word] = [s.lower() for s in syns.split("|") if s]
-    if os.path.exists(out):
-        shutil.rmtree(out)
-    shutil.copytree(store, out)
-    os.makedirs(os.path.join(out, "memories", "vocab"), exist_ok=True)
-    pairs = 0
-    with open(os.path.join(out, "memories", "vocab", "auto.md"), "w", encoding="utf-8") as f:
-        f.write("# thesaurus synonyms of the questions' unseen words that the store holds\n")
-        for w in unseen:
-            keep = []
-            for s in (s for form in forms(w) for s in synonyms.get(form, [])):
-                # One word the store holds; a phrase of several is left out.
-                if re.search(r"[\s-]", s) or s in STOP or not held_by(df, s) or s == w or s in keep:
-                    continue
-                keep.append(s)
-            if keep:
-                f.write("- " + ", ".join([w] + keep) + "\n")
-                pairs += len(keep)
-                print(w, "->", " ".join(keep))
+    groups = []
+    for w in unseen:
+        keep = []
+        for s in (s for form in forms(w) for s in synonyms.get(form, [])):
+            # One word the store holds; a phrase of several is left out.
+            if re.search(r"[\s-]", s) or s in STOP or not held_by(df, s) or s == w or s in keep:
+                continue
+            keep.append(s)
+        if keep:
+            groups.append((w, keep))
+            print(w, "->", " ".join(keep))
+    header = "thesaurus synonyms of the questions' unseen words that the store holds"
+    pairs = write_aliases(store, out, header, groups)
     print(json.dumps({"unseen_words": len(unseen), "pairs": pairs}))
 
 

@@ -37,12 +37,36 @@ def words(text):
     return re.findall(r"[a-zà-ÿ0-9']+", text.lower())
 
 
-def main():
-    store, bar, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+def document_frequencies(store):
+    """How many of the corpus's memory files hold each word."""
     df = {}
     for f in glob.glob(os.path.join(store, "memories", "**", "*.md"), recursive=True):
         for w in set(words(open(f, encoding="utf-8").read())):
             df[w] = df.get(w, 0) + 1
+    return df
+
+
+def write_aliases(store, out, header, groups):
+    """A copy of the corpus at `out` whose `memories/vocab/auto.md` holds `groups`
+    (a word and the words it is widened to) as the product's alias groups; returns
+    how many pairs were written."""
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    shutil.copytree(store, out)
+    os.makedirs(os.path.join(out, "memories", "vocab"), exist_ok=True)
+    pairs = 0
+    with open(os.path.join(out, "memories", "vocab", "auto.md"), "w", encoding="utf-8") as f:
+        f.write(f"# {header}\n")
+        for word, widened in groups:
+            if widened:
+                f.write("- " + ", ".join([word] + widened) + "\n")
+                pairs += len(widened)
+    return pairs
+
+
+def main():
+    store, bar, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    df = document_frequencies(store)
     usable = lambda w: len(w) >= 3 and w not in STOP and not w.isdigit() and "'" not in w
     vocab = [w for w in df if usable(w)]
     queries = [json.loads(l) for l in open(os.path.join(store, "queries.jsonl"), encoding="utf-8")]
@@ -58,19 +82,14 @@ def main():
     v, _ = model.embed(vocab)
     q, _ = model.embed(unseen)
     sims = q @ v.T
-    if os.path.exists(out):
-        shutil.rmtree(out)
-    shutil.copytree(store, out)
-    os.makedirs(os.path.join(out, "memories", "vocab"), exist_ok=True)
-    pairs = 0
-    with open(os.path.join(out, "memories", "vocab", "auto.md"), "w", encoding="utf-8") as f:
-        f.write("# nearest store words of the questions' unseen words\n")
-        for i, w in enumerate(unseen):
-            for j in np.argsort(-sims[i])[:NEIGHBOURS]:
-                if sims[i, j] >= bar:
-                    f.write(f"- {w}, {vocab[j]}\n")
-                    pairs += 1
-            print(w, " ".join(f"{vocab[j]}:{sims[i, j]:.2f}" for j in np.argsort(-sims[i])[:5]))
+    groups = []
+    for i, w in enumerate(unseen):
+        # One pair per neighbour, as first measured.
+        for j in np.argsort(-sims[i])[:NEIGHBOURS]:
+            if sims[i, j] >= bar:
+                groups.append((w, [vocab[j]]))
+        print(w, " ".join(f"{vocab[j]}:{sims[i, j]:.2f}" for j in np.argsort(-sims[i])[:5]))
+    pairs = write_aliases(store, out, "nearest store words of the questions' unseen words", groups)
     print(json.dumps({"unseen_words": len(unseen), "vocabulary": len(vocab), "pairs": pairs}))
 
 

@@ -131,54 +131,40 @@ fn a_bad_ablation_file_is_refused_before_anything_runs() {
     let data = tmp.path().join("data");
     persona(&data);
     let data = data.to_str().expect("utf-8 path");
-    let broken = tmp.path().join("broken.json");
-    std::fs::write(&broken, r#"{"knobs": {"priors.tier": 1"#).expect("write");
-    let out = gitloom(&[
-        "eval",
-        "suite",
-        data,
-        "--ablate",
-        broken.to_str().expect("utf-8"),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("broken.json"), "{err}");
-    assert!(
-        !err.contains("suite: probe-tiny"),
-        "ran before reading: {err}"
-    );
-
-    let unknown = tmp.path().join("unknown.json");
-    std::fs::write(&unknown, r#"{"knobs": {"priors.nothing": 1}}"#).expect("write");
-    let out = gitloom(&[
-        "eval",
-        "suite",
-        data,
-        "--ablate",
-        unknown.to_str().expect("utf-8"),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("\"priors.nothing\" is not a setting"), "{err}");
-    assert!(
-        !err.contains("suite: probe-tiny"),
-        "ran before checking: {err}"
-    );
-
-    let wrong = tmp.path().join("wrong.json");
-    std::fs::write(&wrong, r#"{"knobs": {"priors.tier": "off"}}"#).expect("write");
-    let out = gitloom(&[
-        "eval",
-        "suite",
-        data,
-        "--ablate",
-        wrong.to_str().expect("utf-8"),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("priors.tier = \"off\""), "{err}");
-    assert!(
-        !err.contains("suite: probe-tiny"),
-        "ran before checking: {err}"
-    );
+    // Each file is refused with a message that says what is wrong, before the
+    // persona runs.
+    for (name, text, says) in [
+        (
+            "broken.json",
+            r#"{"knobs": {"priors.tier": 1"#,
+            "broken.json",
+        ),
+        (
+            "unknown.json",
+            r#"{"knobs": {"priors.nothing": 1}}"#,
+            "\"priors.nothing\" is not a setting",
+        ),
+        (
+            "wrong.json",
+            r#"{"knobs": {"priors.tier": "off"}}"#,
+            "priors.tier = \"off\"",
+        ),
+    ] {
+        let file = tmp.path().join(name);
+        std::fs::write(&file, text).expect("write");
+        let out = gitloom(&[
+            "eval",
+            "suite",
+            data,
+            "--ablate",
+            file.to_str().expect("utf-8"),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(
+            !err.contains("suite: probe-tiny"),
+            "{name}: ran first: {err}"
+        );
+    }
 }

@@ -193,12 +193,31 @@ pub struct Grid {
 
 impl Grid {
     pub fn read(file: &Path) -> Result<Grid, EvalError> {
-        let text = std::fs::read_to_string(file).map_err(|source| EvalError::Read {
-            path: file.to_owned(),
-            source,
-        })?;
-        serde_json::from_str(&text).map_err(|e| EvalError::json(file, "", e))
+        read_json(file)
     }
+}
+
+/// A JSON file of the suite (a grid, an ablation), its path named on every error.
+fn read_json<T: serde::de::DeserializeOwned>(file: &Path) -> Result<T, EvalError> {
+    let text = std::fs::read_to_string(file).map_err(|source| EvalError::Read {
+        path: file.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| EvalError::json(file, "", e))
+}
+
+/// A knob's default in `config`, or an error naming the file kind (`what`) that
+/// named a knob the read path does not have.
+fn default_of(
+    config: &RetrieveConfig,
+    knob: &str,
+    what: &str,
+) -> Result<serde_json::Value, EvalError> {
+    knob_value(config, knob).ok_or_else(|| {
+        EvalError::backend(format!(
+            "{what}: {knob:?} is not a setting of the read path"
+        ))
+    })
 }
 
 /// `{"a": {"b": value}}` for the knob `a.b`.
@@ -232,11 +251,7 @@ pub struct Ablation {
 
 impl Ablation {
     pub fn read(file: &Path) -> Result<Ablation, EvalError> {
-        let text = std::fs::read_to_string(file).map_err(|source| EvalError::Read {
-            path: file.to_owned(),
-            source,
-        })?;
-        serde_json::from_str(&text).map_err(|e| EvalError::json(file, "", e))
+        read_json(file)
     }
 
     /// Every knob is a setting of the read path and its value one it can take:
@@ -244,11 +259,7 @@ impl Ablation {
     pub fn check(&self, base: &EngineOptions) -> Result<(), EvalError> {
         let config = base.config.clone().unwrap_or_default();
         for (knob, off) in &self.knobs {
-            if knob_value(&config, knob).is_none() {
-                return Err(EvalError::backend(format!(
-                    "ablate: {knob:?} is not a setting of the read path"
-                )));
-            }
+            default_of(&config, knob, "ablate")?;
             config
                 .with_overrides(&knob_override(knob, off))
                 .map_err(|e| EvalError::InvalidOption(format!("ablate: {knob} = {off}: {e}")))?;
@@ -307,11 +318,7 @@ pub fn ablate(
     let config = base.config.clone().unwrap_or_default();
     let mut out = Vec::new();
     for (knob, off) in &ablation.knobs {
-        let default = knob_value(&config, knob).ok_or_else(|| {
-            EvalError::backend(format!(
-                "ablate: {knob:?} is not a setting of the read path"
-            ))
-        })?;
+        let default = default_of(&config, knob, "ablate")?;
         let options = with_overrides(base, &knob_override(knob, off))?;
         let mut stores = Vec::new();
         for (store, at_default) in defaults {
@@ -366,9 +373,7 @@ pub fn leave_one_out(
     let config = base.config.clone().unwrap_or_default();
     let mut out = Vec::new();
     for (knob, values) in &grid.knobs {
-        let default = knob_value(&config, knob).ok_or_else(|| {
-            EvalError::backend(format!("grid: {knob:?} is not a setting of the read path"))
-        })?;
+        let default = default_of(&config, knob, "grid")?;
         let mut values = values.clone();
         if !values.contains(&default) {
             values.push(default.clone());
