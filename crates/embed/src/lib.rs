@@ -21,8 +21,9 @@
 //! fusion, thresholds or abstention (the engine; cut-offs are per model id, in config),
 //! downloading anything at build or run time (no model hub is ever contacted).
 // `unsafe` is denied everywhere but `mapped.rs`, which maps read-only files (model
-// weights, arena files), and the call of the arena scan's AVX2 kernel after the CPU
-// check (`arena.rs`); each says why it is sound; nothing else may opt out.
+// weights, arena files), the call of the arena scan's AVX2 kernel after the CPU
+// check (`arena.rs`) and the call of gemm's kernel over bounds-checked views
+// (`bert/ops.rs`); each says why it is sound; nothing else may opt out.
 #![deny(unsafe_code)]
 
 mod arena;

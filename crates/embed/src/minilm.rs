@@ -21,12 +21,20 @@ use crate::{EmbedError, Embedder};
 /// The model's window (sentence-transformers' `max_seq_length`), special tokens included.
 const MAX_TOKENS: usize = 256;
 const DIM: usize = 384;
-/// Tokens per forward pass: texts of similar length are grouped until their tokens
-/// reach this (large enough for the matrix products to run at full speed, small
+/// Tokens per forward pass at most: texts of similar length are grouped until their
+/// tokens reach this (large enough for the matrix products to run at full speed, small
 /// enough for a batch's activations to stay in cache).
 pub(crate) const BATCH_TOKENS: usize = 4096;
-/// Below this many tokens a job runs on the calling thread (a query, a few cues).
-const PARALLEL_MIN_TOKENS: usize = 2 * BATCH_TOKENS;
+/// And at least, when a job is cut finer to keep every core busy: the products of a
+/// 256-row batch still run at full speed (BENCHMARKS.md, "Session 36").
+const MIN_BATCH_TOKENS: usize = 256;
+/// Batches per thread a job is cut into, at least, so that the threads, each taking
+/// the next batch, finish close together.
+const BATCHES_PER_THREAD: usize = 4;
+/// Below this many tokens a job runs on the calling thread (a query, a few cues); a
+/// token costs ~21 MFLOP, so 512 of them are ~0.1 s of one core, far more than
+/// starting a thread.
+const PARALLEL_MIN_TOKENS: usize = 512;
 
 /// all-MiniLM-L6-v2 (384 dimensions, 256-token window), loaded lazily from an install
 /// directory (see [`crate::install`]).
@@ -135,13 +143,15 @@ impl MiniLm {
         batch_tokens: usize,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let l = self.loaded()?;
-        let batches = length_batches(seqs, batch_tokens);
         let total: usize = seqs.iter().map(Vec::len).sum();
-        let threads = if total < PARALLEL_MIN_TOKENS {
+        let cores = self.thread_count();
+        let threads_wanted = if total < PARALLEL_MIN_TOKENS {
             1
         } else {
-            self.thread_count().min(batches.len())
+            cores
         };
+        let batches = length_batches(seqs, batch_size(total, threads_wanted, batch_tokens));
+        let threads = threads_wanted.min(batches.len());
         let next = AtomicUsize::new(0);
         // Each worker takes the next batch (longest first, so the cores finish together).
         let work = || -> Part {
@@ -228,6 +238,21 @@ type Part = Result<Vec<(usize, Vec<f32>)>, String>;
 
 /// Indexes of `seqs` grouped into batches of similar length holding about
 /// `batch_tokens` tokens each (at least one sequence), longest batch first.
+/// The tokens per batch for a job of `total` tokens on `threads` threads: at most
+/// `max`, and small enough to give every thread [`BATCHES_PER_THREAD`] batches (a job
+/// of three full batches on two cores left one core idle for a third of it), but not
+/// below [`MIN_BATCH_TOKENS`].
+fn batch_size(total: usize, threads: usize, max: usize) -> usize {
+    if threads <= 1 {
+        return max;
+    }
+    max.min(
+        total
+            .div_ceil(threads * BATCHES_PER_THREAD)
+            .max(MIN_BATCH_TOKENS),
+    )
+}
+
 fn length_batches(seqs: &[Vec<u32>], batch_tokens: usize) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..seqs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(seqs[i].len()));
@@ -295,5 +320,30 @@ impl Embedder for MiniLm {
 
     fn max_tokens(&self) -> usize {
         MAX_TOKENS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_is_cut_so_every_core_gets_work() {
+        // One thread: the largest batches.
+        assert_eq!(batch_size(100_000, 1, BATCH_TOKENS), BATCH_TOKENS);
+        // Three full batches' worth on two cores: eight batches, not three.
+        assert_eq!(batch_size(3 * 4096, 2, BATCH_TOKENS), 1536);
+        // A large job: full batches, already many per core.
+        assert_eq!(batch_size(1_000_000, 2, BATCH_TOKENS), BATCH_TOKENS);
+        // A small one: never below the smallest batch.
+        assert_eq!(batch_size(600, 2, BATCH_TOKENS), MIN_BATCH_TOKENS);
+        let seqs: Vec<Vec<u32>> = (0..10).map(|i| vec![1; 100 + i]).collect();
+        let batches = length_batches(&seqs, batch_size(1045, 2, BATCH_TOKENS));
+        assert_eq!(batches.len(), 5, "{batches:?}");
+        // Longest first, every text once.
+        assert_eq!(batches[0][0], 9);
+        let mut all: Vec<usize> = batches.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
     }
 }

@@ -87,6 +87,33 @@ fn batched_equals_one_at_a_time_and_long_text_is_truncated() {
     assert!(m.embed(&[]).expect("nothing").is_empty());
 }
 
+/// A job of a few thousand tokens is cut into small batches that the cores share
+/// (`minilm.rs`, `batch_size`): each text's vector is still its own, whichever batch
+/// and thread it ran in.
+#[test]
+fn a_job_shared_by_the_cores_equals_one_text_at_a_time() {
+    let Some(m) = minilm() else { return };
+    let texts: Vec<String> = (0..48)
+        .map(|i| {
+            format!(
+                "note {i}: {}",
+                "the ledger failover runbook and the garden rota ".repeat(1 + i % 7)
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let shared = m.embed(&refs).expect("embed job");
+    for (t, v) in refs.iter().zip(&shared) {
+        let single = &m.embed(&[t]).expect("embed one")[0];
+        let diff = single
+            .iter()
+            .zip(v)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
+        assert!(diff < 1e-4, "the job changed the vector of {t:.30}: {diff}");
+    }
+}
+
 #[test]
 fn loading_is_lazy_and_default_embedder_finds_the_install() {
     let Some(m) = minilm() else { return };

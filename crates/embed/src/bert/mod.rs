@@ -7,8 +7,8 @@
 //! query's time), pads every sequence of a batch to the longest, and embedded well
 //! under half as many texts per CPU-second as this does (BENCHMARKS.md, "Speed"),
 //! most of the difference being time outside the matrix products. An encoder is six repetitions of a few matrix products, a softmax, a
-//! layer norm and a GELU: the matrix products go to `ndarray` (`matrixmultiply`'s
-//! AVX-512 or AVX2/FMA kernels, chosen at run time); what is written here is the arrangement, so
+//! layer norm and a GELU: the matrix products go to gemm's f32 kernels (AVX-512 or
+//! AVX2/FMA, chosen at run time); what is written here is the arrangement, so
 //! that a batch is one set of products over the real tokens of all its texts (no
 //! padding, no mask) and attention is computed per text at its own length.
 //!

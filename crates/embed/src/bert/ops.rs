@@ -1,13 +1,145 @@
 //! The encoder's operations on row-major f32 matrices held in plain slices.
 //!
-//! Matrix products go to `ndarray::linalg::general_mat_mul` (matrixmultiply's kernels,
-//! AVX-512 or AVX2/FMA, whichever the CPU has, chosen at run time; the workspace turns
-//! the AVX-512 feature on, which ndarray leaves off); the element-wise parts are plain loops the
-//! compiler vectorises. The shapes are fixed by the checked weights and the batch, so a
-//! shape mismatch here is a bug, not an input error: they are `expect`ed.
+//! Matrix products go to gemm's f32 kernels ([`matmul`]: AVX-512, AVX2/FMA or scalar,
+//! whichever the CPU has, chosen at run time), through [`Mat`] views whose every index is
+//! checked against their slice before the call; the element-wise parts are plain loops
+//! the compiler vectorises. The shapes are fixed by the checked weights and the batch, so
+//! a shape mismatch here is a bug, not an input error: it panics.
 
-use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
+/// A strided view of a matrix in a slice: element `(i, j)` is
+/// `data[i * row_stride + j * col_stride]`.
+#[derive(Clone, Copy)]
+pub(crate) struct Mat<'a> {
+    data: &'a [f32],
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+/// The same, writable.
+pub(crate) struct MatMut<'a> {
+    data: &'a mut [f32],
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+/// The index one past the last element a `rows × cols` view with these strides reads.
+fn extent(rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> usize {
+    if rows == 0 || cols == 0 {
+        0
+    } else {
+        (rows - 1) * row_stride + (cols - 1) * col_stride + 1
+    }
+}
+
+impl<'a> Mat<'a> {
+    /// Panics when the view reaches past `data`.
+    pub(crate) fn new(
+        data: &'a [f32],
+        (rows, cols): (usize, usize),
+        (row_stride, col_stride): (usize, usize),
+    ) -> Mat<'a> {
+        assert!(
+            extent(rows, cols, row_stride, col_stride) <= data.len(),
+            "matrix view past its slice"
+        );
+        Mat {
+            data,
+            rows,
+            cols,
+            row_stride,
+            col_stride,
+        }
+    }
+
+    /// Row-major and contiguous.
+    pub(crate) fn rows(data: &'a [f32], rows: usize, cols: usize) -> Mat<'a> {
+        Mat::new(data, (rows, cols), (cols, 1))
+    }
+
+    /// The transpose (no copy).
+    pub(crate) fn t(self) -> Mat<'a> {
+        Mat {
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+            ..self
+        }
+    }
+}
+
+impl<'a> MatMut<'a> {
+    /// Panics when the view reaches past `data`.
+    pub(crate) fn new(
+        data: &'a mut [f32],
+        (rows, cols): (usize, usize),
+        (row_stride, col_stride): (usize, usize),
+    ) -> MatMut<'a> {
+        assert!(
+            extent(rows, cols, row_stride, col_stride) <= data.len(),
+            "matrix view past its slice"
+        );
+        MatMut {
+            data,
+            rows,
+            cols,
+            row_stride,
+            col_stride,
+        }
+    }
+}
+
+/// `dst = keep · dst + scale · lhs · rhs` (`keep` 0: `dst` is not read, so it may hold
+/// anything).
+pub(crate) fn matmul(dst: MatMut<'_>, keep: f32, lhs: Mat<'_>, rhs: Mat<'_>, scale: f32) {
+    let (m, k, n) = (lhs.rows, lhs.cols, rhs.cols);
+    assert!(
+        rhs.rows == k && dst.rows == m && dst.cols == n,
+        "matmul: shapes ({m}×{k}) · ({}×{n}) → ({}×{})",
+        rhs.rows,
+        dst.rows,
+        dst.cols
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
+    let stride = |s: usize| isize::try_from(s).expect("matmul: stride fits isize");
+    let gemm = gemm_f32::gemm::f32::get_gemm_fn();
+    // SAFETY: `Mat::new` and `MatMut::new` checked that every index (i, j) < (rows,
+    // cols) of each view, at its strides, lies inside its slice, and the shapes agree
+    // (asserted above), so gemm reads `lhs` and `rhs` and writes `dst` only inside those
+    // slices. `dst` is a unique borrow, so it aliases neither input. `read_dst` is false
+    // when `keep` is 0, so an uninitialised value is never read (the slice is
+    // initialised memory anyway). No conjugation (real numbers); one thread.
+    #[allow(unsafe_code)]
+    unsafe {
+        gemm(
+            m,
+            n,
+            k,
+            dst.data.as_mut_ptr(),
+            stride(dst.col_stride),
+            stride(dst.row_stride),
+            keep != 0.0,
+            lhs.data.as_ptr(),
+            stride(lhs.col_stride),
+            stride(lhs.row_stride),
+            rhs.data.as_ptr(),
+            stride(rhs.col_stride),
+            stride(rhs.row_stride),
+            keep,
+            scale,
+            false,
+            false,
+            false,
+            gemm_common::Parallelism::None,
+        );
+    }
+}
 
 /// `out[m × n] = a[m × k] · wᵀ + bias`, with `w` `[n × k]` row-major (PyTorch's
 /// `Linear` layout) and `n = bias.len()`.
@@ -17,10 +149,9 @@ pub(crate) fn linear(a: &[f32], k: usize, w: &[f32], bias: &[f32], out: &mut [f3
     for row in out.chunks_exact_mut(n) {
         row.copy_from_slice(bias);
     }
-    let a = ArrayView2::from_shape((m, k), a).expect("linear: input shape");
-    let w = ArrayView2::from_shape((n, k), w).expect("linear: weight shape");
-    let mut c = ArrayViewMut2::from_shape((m, n), out).expect("linear: output shape");
-    general_mat_mul(1.0, &a, &w.t(), 1.0, &mut c);
+    let a = Mat::rows(a, m, k);
+    let w = Mat::rows(w, n, k);
+    matmul(MatMut::new(out, (m, n), (n, 1)), 1.0, a, w.t(), 1.0);
 }
 
 /// Self-attention of one text: `q`, `k`, `v` and `ctx` are its `len × width` rows
@@ -38,7 +169,7 @@ pub(crate) fn attention(
     let len = q.len() / width;
     let dh = width / heads;
     let scale = 1.0 / (dh as f32).sqrt();
-    // Not cleared: the product below overwrites it (beta = 0 never reads the output).
+    // Not cleared: the product below overwrites it (keep = 0 never reads the output).
     scores.truncate(len * len);
     scores.resize(len * len, 0.0);
     for h in 0..heads {
@@ -47,23 +178,25 @@ pub(crate) fn attention(
             head_view(k, h, len, dh, width),
             head_view(v, h, len, dh, width),
         );
-        let mut s =
-            ArrayViewMut2::from_shape((len, len), &mut scores[..]).expect("attention: scores");
-        general_mat_mul(scale, &qh, &kh.t(), 0.0, &mut s);
+        matmul(
+            MatMut::new(&mut scores[..], (len, len), (len, 1)),
+            0.0,
+            qh,
+            kh.t(),
+            scale,
+        );
         for row in scores.chunks_exact_mut(len) {
             softmax(row);
         }
-        let s = ArrayView2::from_shape((len, len), &scores[..]).expect("attention: scores");
-        let mut out = ArrayViewMut2::from_shape((len, dh).strides((width, 1)), &mut ctx[h * dh..])
-            .expect("attention: context view");
-        general_mat_mul(1.0, &s, &vh, 0.0, &mut out);
+        let s = Mat::rows(&scores[..], len, len);
+        let out = MatMut::new(&mut ctx[h * dh..], (len, dh), (width, 1));
+        matmul(out, 0.0, s, vh, 1.0);
     }
 }
 
 /// Head `h`'s `len × dh` columns of a `len × width` matrix.
-fn head_view(m: &[f32], h: usize, len: usize, dh: usize, width: usize) -> ArrayView2<'_, f32> {
-    ArrayView2::from_shape((len, dh).strides((width, 1)), &m[h * dh..])
-        .expect("attention: head view")
+fn head_view(m: &[f32], h: usize, len: usize, dh: usize, width: usize) -> Mat<'_> {
+    Mat::new(&m[h * dh..], (len, dh), (width, 1))
 }
 
 /// In place: `x = layer_norm(x + residual) · weight + bias`, row by row.
@@ -231,6 +364,57 @@ mod tests {
         let mut out = [0.0; 4];
         linear(&a, 3, &w, &[10.0, 20.0], &mut out);
         assert_eq!(out, [8.0, 23.0, 8.0, 27.5]);
+    }
+
+    /// `matmul` against the definition, on the views the encoder uses: contiguous,
+    /// transposed, a head's columns of a wider matrix (written in place, its
+    /// neighbours left alone), and an output kept and added to.
+    #[test]
+    fn matmul_equals_the_definition_on_strided_views() {
+        let (m, k, n, width) = (7, 5, 6, 11);
+        let a: Vec<f32> = (0..m * width).map(|i| (i % 13) as f32 - 6.0).collect();
+        let b: Vec<f32> = (0..n * width).map(|i| (i % 7) as f32 * 0.5 - 1.0).collect();
+        // lhs: columns 3..3+k of an m × width matrix; rhs: the transpose of columns
+        // 2..2+k of an n × width one; dst: columns 4..4+n of an m × width one.
+        let lhs = Mat::new(&a[3..], (m, k), (width, 1));
+        let rhs = Mat::new(&b[2..], (n, k), (width, 1)).t();
+        let mut out = vec![100.0f32; m * width];
+        matmul(
+            MatMut::new(&mut out[4..], (m, n), (width, 1)),
+            1.0,
+            lhs,
+            rhs,
+            0.5,
+        );
+        for i in 0..m {
+            for j in 0..width {
+                let want = if (4..4 + n).contains(&j) {
+                    let jj = j - 4;
+                    let dot: f32 = (0..k)
+                        .map(|p| a[i * width + 3 + p] * b[jj * width + 2 + p])
+                        .sum();
+                    100.0 + 0.5 * dot
+                } else {
+                    100.0
+                };
+                assert!(
+                    (out[i * width + j] - want).abs() < 1e-4,
+                    "({i}, {j}): {} vs {want}",
+                    out[i * width + j]
+                );
+            }
+        }
+        // keep = 0: whatever the output held is not read.
+        let mut out = vec![f32::NAN; m * n];
+        matmul(MatMut::new(&mut out, (m, n), (n, 1)), 0.0, lhs, rhs, 1.0);
+        assert!(out.iter().all(|x| x.is_finite()), "{out:?}");
+    }
+
+    #[test]
+    #[should_panic(expected = "matrix view past its slice")]
+    fn a_view_past_its_slice_is_refused() {
+        let data = [0f32; 10];
+        let _ = Mat::new(&data, (3, 4), (4, 1));
     }
 
     #[test]
