@@ -25,8 +25,8 @@ const DIM: usize = 384;
 /// tokens reach this (large enough for the matrix products to run at full speed, small
 /// enough for a batch's activations to stay in cache).
 pub(crate) const BATCH_TOKENS: usize = 4096;
-/// And at least, when a job is cut finer to keep every core busy: the products of a
-/// 256-row batch still run at full speed (BENCHMARKS.md, "Session 36").
+/// And at least, when a job is cut finer to keep every core busy (batches this small
+/// cost no more CPU per text than full ones: BENCHMARKS.md, "Session 36").
 const MIN_BATCH_TOKENS: usize = 256;
 /// Batches per thread a job is cut into, at least, so that the threads, each taking
 /// the next batch, finish close together.
