@@ -69,6 +69,14 @@ fn minilm_embeds_like_the_reference() {
     );
 }
 
+/// The largest difference between two vectors' components.
+fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max)
+}
+
 #[test]
 fn batched_equals_one_at_a_time_and_long_text_is_truncated() {
     let Some(m) = minilm() else { return };
@@ -76,12 +84,7 @@ fn batched_equals_one_at_a_time_and_long_text_is_truncated() {
     let texts = [TEXTS[1], "", long.as_str(), TEXTS[0], TEXTS[2]];
     let batched = m.embed(&texts).expect("embed batch");
     for (t, b) in texts.iter().zip(&batched) {
-        let single = &m.embed(&[t]).expect("embed one")[0];
-        let diff = single
-            .iter()
-            .zip(b)
-            .map(|(x, y)| (x - y).abs())
-            .fold(0f32, f32::max);
+        let diff = largest_difference(&m.embed(&[t]).expect("embed one")[0], b);
         assert!(diff < 1e-4, "padding changed the vector of {t:.20}: {diff}");
     }
     assert!(m.embed(&[]).expect("nothing").is_empty());
@@ -104,12 +107,7 @@ fn a_job_shared_by_the_cores_equals_one_text_at_a_time() {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let shared = m.embed(&refs).expect("embed job");
     for (t, v) in refs.iter().zip(&shared) {
-        let single = &m.embed(&[t]).expect("embed one")[0];
-        let diff = single
-            .iter()
-            .zip(v)
-            .map(|(x, y)| (x - y).abs())
-            .fold(0f32, f32::max);
+        let diff = largest_difference(&m.embed(&[t]).expect("embed one")[0], v);
         assert!(diff < 1e-4, "the job changed the vector of {t:.30}: {diff}");
     }
 }

@@ -6,53 +6,56 @@
 //! the compiler vectorises. The shapes are fixed by the checked weights and the batch, so
 //! a shape mismatch here is a bug, not an input error: it panics.
 
-/// A strided view of a matrix in a slice: element `(i, j)` is
-/// `data[i * row_stride + j * col_stride]`.
+/// Where a matrix's elements lie in a slice: element `(i, j)` of a `rows × cols`
+/// matrix is at `i * row_stride + j * col_stride`.
 #[derive(Clone, Copy)]
-pub(crate) struct Mat<'a> {
-    data: &'a [f32],
+struct Layout {
     rows: usize,
     cols: usize,
     row_stride: usize,
     col_stride: usize,
 }
 
-/// The same, writable.
-pub(crate) struct MatMut<'a> {
-    data: &'a mut [f32],
-    rows: usize,
-    cols: usize,
-    row_stride: usize,
-    col_stride: usize,
-}
-
-/// The index one past the last element a `rows × cols` view with these strides reads.
-fn extent(rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> usize {
-    if rows == 0 || cols == 0 {
-        0
-    } else {
-        (rows - 1) * row_stride + (cols - 1) * col_stride + 1
-    }
-}
-
-impl<'a> Mat<'a> {
-    /// Panics when the view reaches past `data`.
-    pub(crate) fn new(
-        data: &'a [f32],
+impl Layout {
+    /// Panics when an element lies at or past `len`.
+    fn within(
+        len: usize,
         (rows, cols): (usize, usize),
         (row_stride, col_stride): (usize, usize),
-    ) -> Mat<'a> {
-        assert!(
-            extent(rows, cols, row_stride, col_stride) <= data.len(),
-            "matrix view past its slice"
-        );
-        Mat {
-            data,
+    ) -> Layout {
+        let extent = if rows == 0 || cols == 0 {
+            0
+        } else {
+            (rows - 1) * row_stride + (cols - 1) * col_stride + 1
+        };
+        assert!(extent <= len, "matrix view past its slice");
+        Layout {
             rows,
             cols,
             row_stride,
             col_stride,
         }
+    }
+}
+
+/// A strided view of a matrix in a slice, every element checked to lie inside it.
+#[derive(Clone, Copy)]
+pub(crate) struct Mat<'a> {
+    data: &'a [f32],
+    at: Layout,
+}
+
+/// The same, writable.
+pub(crate) struct MatMut<'a> {
+    data: &'a mut [f32],
+    at: Layout,
+}
+
+impl<'a> Mat<'a> {
+    /// Panics when the view reaches past `data`.
+    pub(crate) fn new(data: &'a [f32], dims: (usize, usize), strides: (usize, usize)) -> Mat<'a> {
+        let at = Layout::within(data.len(), dims, strides);
+        Mat { data, at }
     }
 
     /// Row-major and contiguous.
@@ -62,12 +65,20 @@ impl<'a> Mat<'a> {
 
     /// The transpose (no copy).
     pub(crate) fn t(self) -> Mat<'a> {
+        let Layout {
+            rows,
+            cols,
+            row_stride,
+            col_stride,
+        } = self.at;
         Mat {
-            rows: self.cols,
-            cols: self.rows,
-            row_stride: self.col_stride,
-            col_stride: self.row_stride,
-            ..self
+            data: self.data,
+            at: Layout {
+                rows: cols,
+                cols: rows,
+                row_stride: col_stride,
+                col_stride: row_stride,
+            },
         }
     }
 }
@@ -76,40 +87,31 @@ impl<'a> MatMut<'a> {
     /// Panics when the view reaches past `data`.
     pub(crate) fn new(
         data: &'a mut [f32],
-        (rows, cols): (usize, usize),
-        (row_stride, col_stride): (usize, usize),
+        dims: (usize, usize),
+        strides: (usize, usize),
     ) -> MatMut<'a> {
-        assert!(
-            extent(rows, cols, row_stride, col_stride) <= data.len(),
-            "matrix view past its slice"
-        );
-        MatMut {
-            data,
-            rows,
-            cols,
-            row_stride,
-            col_stride,
-        }
+        let at = Layout::within(data.len(), dims, strides);
+        MatMut { data, at }
     }
 }
 
 /// `dst = keep · dst + scale · lhs · rhs` (`keep` 0: `dst` is not read, so it may hold
 /// anything).
 pub(crate) fn matmul(dst: MatMut<'_>, keep: f32, lhs: Mat<'_>, rhs: Mat<'_>, scale: f32) {
-    let (m, k, n) = (lhs.rows, lhs.cols, rhs.cols);
+    let (m, k, n) = (lhs.at.rows, lhs.at.cols, rhs.at.cols);
     assert!(
-        rhs.rows == k && dst.rows == m && dst.cols == n,
+        rhs.at.rows == k && dst.at.rows == m && dst.at.cols == n,
         "matmul: shapes ({m}×{k}) · ({}×{n}) → ({}×{})",
-        rhs.rows,
-        dst.rows,
-        dst.cols
+        rhs.at.rows,
+        dst.at.rows,
+        dst.at.cols
     );
     if m == 0 || n == 0 {
         return;
     }
     let stride = |s: usize| isize::try_from(s).expect("matmul: stride fits isize");
     let gemm = gemm_f32::gemm::f32::get_gemm_fn();
-    // SAFETY: `Mat::new` and `MatMut::new` checked that every index (i, j) < (rows,
+    // SAFETY: `Layout::within` (through `Mat::new` and `MatMut::new`) checked that every index (i, j) < (rows,
     // cols) of each view, at its strides, lies inside its slice, and the shapes agree
     // (asserted above), so gemm reads `lhs` and `rhs` and writes `dst` only inside those
     // slices. `dst` is a unique borrow, so it aliases neither input. `read_dst` is false
@@ -122,15 +124,15 @@ pub(crate) fn matmul(dst: MatMut<'_>, keep: f32, lhs: Mat<'_>, rhs: Mat<'_>, sca
             n,
             k,
             dst.data.as_mut_ptr(),
-            stride(dst.col_stride),
-            stride(dst.row_stride),
+            stride(dst.at.col_stride),
+            stride(dst.at.row_stride),
             keep != 0.0,
             lhs.data.as_ptr(),
-            stride(lhs.col_stride),
-            stride(lhs.row_stride),
+            stride(lhs.at.col_stride),
+            stride(lhs.at.row_stride),
             rhs.data.as_ptr(),
-            stride(rhs.col_stride),
-            stride(rhs.row_stride),
+            stride(rhs.at.col_stride),
+            stride(rhs.at.row_stride),
             keep,
             scale,
             false,
