@@ -22,6 +22,7 @@
 mod cues;
 mod gender;
 mod names;
+mod reading;
 mod speech;
 mod subject;
 mod title;
@@ -33,14 +34,14 @@ use std::sync::LazyLock;
 use gitloom_model::{Tier, fold_name};
 use regex::Regex;
 
-use crate::dates::{self, Found};
+use crate::dates::Found;
 use crate::error::CortexError;
 use crate::extract::{Dated, ExtractContext, Extractor, Fact, FactEntity};
 use crate::session::Session;
 use crate::text::{self, Lexicon, Spotted};
 
 pub use speech::Act;
-use subject::{Link, Speaker, Subject};
+use subject::{Speaker, Subject};
 
 /// What the offline extractor learns from a run's whole text, the same for each of
 /// its sessions (kept in [`crate::extract::RunText`]).
@@ -178,389 +179,65 @@ impl Extractor for OfflineExtractor {
 
     fn extract(&self, session: &Session, ctx: &ExtractContext) -> Result<Vec<Fact>, CortexError> {
         let anchor = session.day()?;
-        let mut lex = Lexicon::default();
-        for k in &ctx.known {
-            lex.add_known(&k.name, k.kind.clone());
-        }
-        let run = ctx.run_text.names();
-        lex.mid_caps.extend(run.caps.iter().cloned());
-        for (_, m) in session.speaking_messages() {
-            lex.learn(&m.content);
-        }
-        names::teach(&mut lex, run.found.clone());
-        let speakers: Vec<String> = session.speakers();
-        // With an assistant in the conversation, "you" is the assistant; between named
-        // people, the other one.
-        let addressed = session
-            .messages
-            .iter()
-            .any(|m| m.role.eq_ignore_ascii_case("assistant"));
-        for s in &speakers {
-            lex.add_known(s, Some("person".into()));
-        }
-        let mut units: Vec<Unit> = Vec::new();
-        // The subject of the last unit and the last person named, each with the
-        // message it was said in: a pronoun reaches back only `PRONOUN_REACH` messages.
-        let mut carry: Option<(Subject, usize)> = None;
-        // The persons named lately, the last one last, each with its message.
-        let mut persons: Vec<(Spotted, usize)> = Vec::new();
-        let mut genders = gender::Genders::default();
-        let mut spoken_before = 0;
-        let mut named_person = false;
-        let topic_of_text = |text: &str| {
-            topics::topic_of(&without_names(text, &dedup_spots(lex.spot(text)))).map(|(t, _)| t)
-        };
+        let lex = session_lexicon(session, ctx);
+        let mut reading = reading::Reading::new(session, &lex, anchor);
         for (mi, m) in session.speaking_messages() {
-            let speaker = match m.speaker() {
-                Some(n) => Speaker::Named(n.to_owned()),
-                None => Speaker::User,
-            };
-            let other = match &speaker {
-                Speaker::Named(n) if !addressed => {
-                    let others: Vec<&String> = speakers.iter().filter(|s| *s != n).collect();
-                    (others.len() == 1).then(|| others[0].clone())
-                }
-                _ => None,
-            };
-            let first_unit = units.len();
-            // A person the assistant named since the last message read ("Did Dr Maple
-            // give you exercises?") is who a "she" in the reply may stand for.
-            for (ai, a) in session
-                .messages
-                .iter()
-                .enumerate()
-                .take(mi)
-                .skip(spoken_before)
-                .filter(|(_, a)| a.role.eq_ignore_ascii_case("assistant"))
-            {
-                let spots = dedup_spots(lex.spot(&a.content));
-                genders.learn(&a.content, &spots);
-                named_person |= name_persons(&mut persons, &spots, ai);
-            }
-            spoken_before = mi + 1;
-            let in_reach = |at: usize| mi - at.min(mi) <= PRONOUN_REACH;
-            // What the message before asked, if this message answers it ("What did
-            // it fail on?" → "corroded brake pipes, …"): a reply means little alone.
-            let asked = mi
-                .checked_sub(1)
-                .and_then(|p| session.messages.get(p))
-                .filter(|p| p.speaker() != m.speaker() || p.role != m.role)
-                .and_then(|p| last_question(&p.content));
-            let clauses: Vec<String> = text::sentences(&m.content)
-                .iter()
-                .map(|s| match &other {
-                    Some(o) => speech::without_vocative(s, o),
-                    None => s.clone(),
-                })
-                .flat_map(|s| speech::clauses(&speech::clean(&s)))
-                .collect();
-            // A short lead-in ("Sad news from Kerry.", "Big news:") goes with the
-            // statement after it rather than standing alone.
-            let mut lead_in: Option<(String, String)> = None;
-            // The names of the clause before, for a relative clause after it.
-            let mut clause_before: Vec<Spotted> = Vec::new();
-            // A request is kept as what the speaker said: "can you do me a revision plan
-            // for the drug calcs section" is the only place the section is named, "remind
-            // me in October to post it" is a plan, a recipe's imperatives are its steps.
-            let acts: Vec<Act> = clauses.iter().map(|c| speech::act(c, addressed)).collect();
-            let kept = |a: Act| !matches!(a, Act::Chatter | Act::Question | Act::Remark);
-            // The unit the message's last kept clause went to, for a remark on it.
-            let mut last_placed: Option<usize> = None;
-            // A lead-in or a remark as the memory says it: in the third person, its
-            // dates resolved.
-            let said_alone = |clause: &str| {
-                let said = subject::third_person(clause, &speaker, other.as_deref(), addressed);
-                capitalise(&dates::resolve(&said, anchor).0)
-            };
-            for (ci, clause) in clauses.iter().enumerate() {
-                let clause = clause.clone();
-                let act = acts[ci];
-                if act == Act::Remark {
-                    // "met marcus on teams yesterday. seems fine? very dry.": with the
-                    // statement before it in the message, else leading into the next.
-                    let said = said_alone(&clause);
-                    match (last_placed, &mut lead_in) {
-                        (Some(i), _) => {
-                            let u = &mut units[i];
-                            let said = named_in(said, &u.subject);
-                            if !u.sentences.contains(&said) {
-                                u.sentences.push(said);
-                                u.raw.push(clause);
-                            }
-                        }
-                        (None, Some((raw, lead))) => {
-                            raw.push(' ');
-                            raw.push_str(&clause);
-                            lead.push(' ');
-                            lead.push_str(&said);
-                        }
-                        (None, None) if acts[ci + 1..].iter().any(|a| kept(*a)) => {
-                            lead_in = Some((clause, said));
-                        }
-                        (None, None) => {}
-                    }
-                    continue;
-                }
-                if !kept(act) {
-                    continue;
-                }
-                let ws = gitloom_model::text::words(&clause);
-                let spots = dedup_spots(lex.spot(&clause));
-                // "yusra moved out today" names its subject first: a statement, however
-                // short, not a lead-in to the next one.
-                let opens_on_name = spots.iter().any(|s| s.at == 0 && s.prep.is_none());
-                // A label before a colon ("quick one before I forget:")
-                // leads in too, as long as a short sentence would.
-                let label = clause.trim_end().ends_with(':') && ws.len() <= 8;
-                let short = (ws.len() <= 4 && !clause.contains(|c: char| c.is_ascii_digit())
-                    || label)
-                    && matches!(act, Act::Statement | Act::Request)
-                    // Something kept must follow: "three nights starting tonight. how
-                    // long do i sleep before?" leads into a question, which is dropped.
-                    && acts[ci + 1..].iter().any(|a| kept(*a))
-                    && ws
-                        .first()
-                        .is_some_and(|w| !subject::is_pronoun(&w.with_clitic()))
-                    && !opens_on_name;
-                if short && lead_in.is_none() {
-                    // A lead-in may name the person the next sentences go on about
-                    // ("Dr Lindgren this morning. She says…").
-                    genders.learn(&clause, &spots);
-                    named_person |= name_persons(&mut persons, &spots, mi);
-                    clause_before.clone_from(&spots);
-                    lead_in = Some((clause.clone(), said_alone(&clause)));
-                    continue;
-                }
-                {
-                    if spots.iter().any(Spotted::is_person) {
-                        named_person = true;
-                    }
-                    genders.learn(&clause, &spots);
-                    let in_reach_persons: Vec<&Spotted> = persons
-                        .iter()
-                        .filter(|(_, at)| in_reach(*at))
-                        .map(|(p, _)| p)
-                        .collect();
-                    let this_message = units[first_unit..].last().map(|u| u.subject.clone());
-                    let (subj, link) = if act == Act::Rule {
-                        (Subject::Speaker, Link::Named)
-                    } else if let Some(org) = employer_named(&clause, &spots) {
-                        // "I accepted an offer from Acme", "last day at Acme": a fact
-                        // about the employer, which is how its slot is kept.
-                        (Subject::Entity(org), Link::Named)
-                    } else {
-                        let cx = subject::Context {
-                            before: this_message.as_ref(),
-                            earlier: carry
-                                .as_ref()
-                                .filter(|(_, at)| in_reach(*at))
-                                .map(|(c, _)| c),
-                            persons: &in_reach_persons,
-                            antecedents: &clause_before,
-                            genders: &genders,
-                            speaker: &speaker,
-                        };
-                        subject::of(&clause, &spots, &cx)
-                    };
-                    if let (Link::Pronoun(Some(g)), Subject::Entity(e)) = (link, &subj) {
-                        // "… he showed me round with Ailsa Kerrigan, she's the deputy": once
-                        // a "he" is read as a person, a "she" further on is someone else.
-                        if e.is_person() {
-                            genders.referred(&e.name, g);
-                        }
-                        // "mochi had her jabs. she's 6kg": whoever a "she" is, the
-                        // session names them, so its other pronouns are not flagged for
-                        // reconciliation to fill from other memories' people.
-                        named_person = true;
-                    }
-                    // The last person named, for a "he" or "she" further on; none when
-                    // the clause ends on someone it does not name ("sent mum her
-                    // money. she's doing better": not the friend named before).
-                    if subject::ends_on_unnamed_person(&clause, &spots) {
-                        persons.clear();
-                    } else {
-                        name_persons(&mut persons, &spots, mi);
-                    }
-                    clause_before.clone_from(&spots);
-                    let said =
-                        subject::third_person(&clause, &speaker, other.as_deref(), addressed);
-                    let (resolved, found) = dates::resolve(&said, anchor);
-                    let resolved = capitalise(&resolved);
-                    let topic = topics::topic_of(&without_names(&clause, &spots)).map(|(t, _)| t);
-                    let opens = link.opens();
-                    // A sentence with no subject that turns to another topic ("Rent is
-                    // $2,650" after the dog's diet) is the speaker's, not the dog's. Only
-                    // after a person or pet: steps or notes about a thing go on about it.
-                    // A pronoun keeps its person whatever the topic ("he teaches
-                    // geography" after "my boyfriend's Callan").
-                    let subj = match (&subj, units[first_unit..].last()) {
-                        (Subject::Entity(e), Some(last))
-                            if link == Link::Continued
-                                && matches!(e.kind.as_deref(), Some("person" | "pet"))
-                                && matches!(act, Act::Statement | Act::Request)
-                                && last.subject == subj
-                                && topic.is_some()
-                                && last.topic.is_some()
-                                && last.topic != topic =>
-                        {
-                            Subject::Speaker
-                        }
-                        _ => subj,
-                    };
-                    let mut target = place(&units[first_unit..], &subj, act, opens, topic)
-                        .map(|i| i + first_unit);
-                    // "I accepted an offer from Initech. I start on 1 December": the
-                    // start date belongs to the new job.
-                    if target.is_none()
-                        && subj == Subject::Speaker
-                        && !found.is_empty()
-                        && let Some(i) = units.len().checked_sub(1).filter(|i| *i >= first_unit)
-                        && units[i].employer_start
-                        && says_start(&clause)
-                    {
-                        target = Some(i);
-                    }
-                    let first_of_message =
-                        target.map_or(units.len() == first_unit, |i| i == first_unit);
-                    let placed = target.unwrap_or(units.len());
-                    last_placed = Some(placed);
-                    let u = match target {
-                        Some(i) => &mut units[i],
-                        None => {
-                            units.push(Unit {
-                                subject: subj.clone(),
-                                speaker: speaker.clone(),
-                                message: mi,
-                                act,
-                                topic,
-                                context_topic: None,
-                                sentences: Vec::new(),
-                                raw: Vec::new(),
-                                lead: 0,
-                                answers: None,
-                                // Only for a clause that points back: most have no use
-                                // for it, and saying a clause costs a date pass.
-                                said_before: ci
-                                    .checked_sub(1)
-                                    .filter(|b| kept(acts[*b]) && points_back(&clause))
-                                    .and_then(|b| clauses.get(b))
-                                    .map(|b| said_alone(b)),
-                                entities: Vec::new(),
-                                dates: Vec::new(),
-                                unresolved: Vec::new(),
-                                employer_start: false,
-                                employer_end: false,
-                                start_date: None,
-                                end_date: None,
-                            });
-                            let n = units.len() - 1;
-                            &mut units[n]
-                        }
-                    };
-                    if u.topic.is_none() {
-                        u.topic = topic;
-                    }
-                    // "Yvette …. Yvette Girardin …": the memory takes the fuller name.
-                    if u.subject.same_person(&subj) {
-                        u.subject = std::mem::replace(&mut u.subject, Subject::Speaker)
-                            .fuller(subj.clone());
-                    }
-                    if u.sentences.contains(&resolved) {
-                        continue;
-                    }
-                    for f in &found {
-                        u.dates.push((*f, resolved.clone()));
-                    }
-                    employment(u, &clause, &spots, &found, anchor);
-                    for s in &spots {
-                        if !u
-                            .entities
-                            .iter()
-                            .any(|e| fold_name(&e.name) == fold_name(&s.name))
-                        {
-                            u.entities.push(FactEntity {
-                                name: s.name.clone(),
-                                kind: s.kind.clone(),
-                            });
-                        }
-                    }
-                    let about_person = matches!(&u.subject, Subject::Entity(e) if matches!(e.kind.as_deref(), Some("person" | "pet")));
-                    for w in gitloom_model::text::words(&clause) {
-                        if PERSON_PRONOUNS.contains(&w.norm.as_str())
-                            && !about_person
-                            && !u.unresolved.contains(&w.norm)
-                        {
-                            u.unresolved.push(w.norm.clone());
-                        }
-                    }
-                    let fresh = u.sentences.is_empty();
-                    if let Some((raw, said)) = lead_in.take() {
-                        if u.sentences.is_empty() {
-                            u.lead += 1;
-                        }
-                        u.sentences.push(said);
-                        u.raw.push(raw);
-                    }
-                    // The first thing said in reply, with no subject of its own, is
-                    // an answer to the question before.
-                    if fresh && !opens && first_of_message {
-                        u.answers = asked.clone();
-                    }
-                    u.sentences.push(named_in(resolved, &u.subject));
-                    u.raw.push(clause.clone());
-                    carry = Some((u.subject.clone(), mi));
-                }
-            }
-            // The message's own topic is read only for a statement of the speaker's
-            // whose words fit no topic; its units are final once its clauses are read.
-            if units[first_unit..]
-                .iter()
-                .any(|u| matches!(u.subject, Subject::Speaker) && u.topic.is_none())
-            {
-                // Between people, a turn whose words fit no topic answers the one
-                // before it ("that bowl is gorgeous" after a turn about pottery): its
-                // topic. Not the assistant's turn: a user who leaves the assistant's
-                // topic unnamed as often starts a subject of their own.
-                let message_topic = topic_of_text(&m.content).or_else(|| {
-                    if addressed {
-                        return None;
-                    }
-                    (mi.saturating_sub(TOPIC_REACH)..mi)
-                        .rev()
-                        .filter_map(|p| session.messages.get(p))
-                        .find_map(|p| topic_of_text(&p.content))
-                });
-                for u in &mut units[first_unit..] {
-                    u.context_topic = message_topic;
-                }
-            }
+            reading.read(mi, m);
         }
-        let mut facts = Vec::new();
-        for u in units {
-            if u.sentences.is_empty() {
-                continue;
-            }
-            // A pronoun for someone the session names is theirs; only a person the
-            // session never names is flagged for reconciliation to resolve.
-            let unresolved = if named_person {
-                Vec::new()
-            } else {
-                u.unresolved.clone()
-            };
-            facts.push(build_fact(u, unresolved, ctx, session));
-        }
-        // Two memories of one message about one subject and topic are kept apart by
-        // their order in it: each has a home of its own, found again on re-extraction.
-        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        for f in &mut facts {
-            let n = seen.entry(f.subject_key()).or_default();
-            if *n > 0 {
-                f.group = f.group.take().map(|g| format!("{g}/{n}"));
-            }
-            *n += 1;
-        }
-        Ok(facts)
+        let (units, named_person) = reading.finish();
+        Ok(facts_of(units, named_person, ctx, session))
     }
+}
+
+/// The names a session's reading knows: the store's entities, the capitalised words
+/// of the whole run and of the session, and the names the run's words give away.
+fn session_lexicon(session: &Session, ctx: &ExtractContext) -> Lexicon {
+    let mut lex = Lexicon::default();
+    for k in &ctx.known {
+        lex.add_known(&k.name, k.kind.clone());
+    }
+    let run = ctx.run_text.names();
+    lex.mid_caps.extend(run.caps.iter().cloned());
+    for (_, m) in session.speaking_messages() {
+        lex.learn(&m.content);
+    }
+    names::teach(&mut lex, run.found.clone());
+    lex
+}
+
+/// The facts of a session's units. `named_person`: whether the session names any
+/// person.
+fn facts_of(
+    units: Vec<Unit>,
+    named_person: bool,
+    ctx: &ExtractContext,
+    session: &Session,
+) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    for u in units {
+        if u.sentences.is_empty() {
+            continue;
+        }
+        // A pronoun for someone the session names is theirs; only a person the
+        // session never names is flagged for reconciliation to resolve.
+        let unresolved = if named_person {
+            Vec::new()
+        } else {
+            u.unresolved.clone()
+        };
+        facts.push(build_fact(u, unresolved, ctx, session));
+    }
+    // Two memories of one message about one subject and topic are kept apart by
+    // their order in it: each has a home of its own, found again on re-extraction.
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for f in &mut facts {
+        let n = seen.entry(f.subject_key()).or_default();
+        if *n > 0 {
+            f.group = f.group.take().map(|g| format!("{g}/{n}"));
+        }
+        *n += 1;
+    }
+    facts
 }
 
 /// `said` as a memory about `subject` keeps it: a pronoun for its person or pet
