@@ -167,6 +167,11 @@ const STALE_RETRIES: usize = 8;
 /// thread in (date, id) order. A session whose extraction fails is reported and
 /// written not at all (not even its transcript, which is what marks a session as
 /// ingested), so the next run extracts it again; the run goes on with the others.
+///
+/// The stages: [`plan`] (the order, and what each session to extract needs from the
+/// store), [`extract_all`] (in parallel), [`prefetch`] (the names the facts
+/// mention, looked up once), then per session [`write_session`] (reconcile, commit,
+/// retry on a concurrent writer), and one index sync at the end.
 pub fn ingest(
     engine: &Engine,
     sessions: &[Session],
@@ -175,13 +180,146 @@ pub fn ingest(
     progress: &dyn Fn(IngestProgress),
 ) -> Result<IngestReport, CortexError> {
     let started = Instant::now();
+    let plan = plan(engine, sessions, options)?;
+    let mut report = IngestReport {
+        extractor: extractor.id(),
+        ..Default::default()
+    };
+    let extract_started = Instant::now();
+    let mut extracted = extract_all(&plan, extractor, options, progress);
+    report.timings_ms.extract = ms_since(extract_started);
+    let reconcile_started = Instant::now();
+    let mut cache = prefetch(engine, &extracted)?;
+    report.timings_ms.reconcile += ms_since(reconcile_started);
+    let total = plan.order.len();
+    for (i, s) in plan.order.iter().enumerate() {
+        if options.cancelled() {
+            report.cancelled = true;
+            break;
+        }
+        let mut sr = SessionReport {
+            id: s.id.clone(),
+            date: s.date.clone(),
+            transcript: s.transcript_path()?.to_string(),
+            skipped: plan.skipped[i],
+            ..Default::default()
+        };
+        report.turns += s.messages.len();
+        let committed = |stage| IngestProgress {
+            stage,
+            session: s.id.clone(),
+            done: i + 1,
+            total,
+            received: 0,
+        };
+        if plan.skipped[i] {
+            report.sessions.push(sr);
+            progress(committed(IngestStage::Committed));
+            continue;
+        }
+        let facts = match extracted[i].take() {
+            Some(Ok(f)) => f,
+            Some(Err(e)) => {
+                sr.errors.push(format!("extraction failed: {e}"));
+                sr.failed = true;
+                report.failed += 1;
+                report.errors += sr.errors.len();
+                progress(committed(IngestStage::Failed));
+                report.sessions.push(sr);
+                continue;
+            }
+            // Not extracted: the run was cancelled before this session was reached.
+            None => {
+                report.cancelled = true;
+                break;
+            }
+        };
+        sr.facts = facts.len();
+        let write = SessionWrite {
+            engine,
+            session: s,
+            day: s.day()?,
+            facts: &facts,
+            extractor,
+            options,
+        };
+        sr.commit = write_session(&write, &mut cache, &mut report, &mut sr)?;
+        tally(&mut report, &sr);
+        progress(committed(IngestStage::Committed));
+        report.sessions.push(sr);
+    }
+    if report.commits > 0 {
+        let sync_started = Instant::now();
+        engine.sync()?;
+        report.timings_ms.commit += ms_since(sync_started);
+    }
+    report.elapsed_ms = ms_since(started);
+    Ok(report)
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// A run's sessions in (date, id) order, and which of them need extracting.
+struct Plan<'s> {
+    order: Vec<&'s Session>,
+    /// Per session to extract: its place in `order` and what the store knows for it.
+    todo: Vec<(usize, ExtractContext)>,
+    /// Per session in `order`: already ingested with the same transcript.
+    skipped: Vec<bool>,
+}
+
+/// Orders the sessions, and gives each one to extract the store's topics, the
+/// entities its text names and the run's text; a session already ingested with the
+/// same transcript is skipped unless `options.reextract`.
+fn plan<'s>(
+    engine: &Engine,
+    sessions: &'s [Session],
+    options: &IngestOptions,
+) -> Result<Plan<'s>, CortexError> {
     let mut order: Vec<&Session> = sessions.iter().collect();
     for s in &order {
         s.day()?;
     }
     order.sort_by(|a, b| (a.day().ok(), &a.id).cmp(&(b.day().ok(), &b.id)));
-    let total = order.len();
-    // Topics without their tier (`facts/travel` → `travel`), each once.
+    let topics = store_topics(engine)?;
+    let head = engine
+        .store()
+        .head()
+        .map_err(gitloom_engine::EngineError::from)?;
+    let run_text = Arc::new(crate::RunText::new(
+        order
+            .iter()
+            .flat_map(|s| s.user_messages().map(|(_, m)| m.content.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ));
+    let mut todo: Vec<(usize, ExtractContext)> = Vec::new();
+    let mut skipped = vec![false; order.len()];
+    for (i, s) in order.iter().enumerate() {
+        if !options.reextract && already_ingested(engine, head, s)? {
+            skipped[i] = true;
+            continue;
+        }
+        todo.push((
+            i,
+            ExtractContext {
+                topics: topics.clone(),
+                known: known_entities(engine, s)?,
+                run_text: Arc::clone(&run_text),
+            },
+        ));
+    }
+    Ok(Plan {
+        order,
+        todo,
+        skipped,
+    })
+}
+
+/// The store's topics without their tier (`facts/travel` → `travel`), each once.
+fn store_topics(engine: &Engine) -> Result<Vec<String>, CortexError> {
     let mut topics: Vec<String> = engine
         .topics()?
         .into_iter()
@@ -190,70 +328,63 @@ pub fn ingest(
         .collect();
     topics.sort();
     topics.dedup();
+    Ok(topics)
+}
 
-    // Which sessions need work, and what the store already knows about each.
-    let head = engine
+/// Whether the store at `head` holds this session's transcript as it is now.
+fn already_ingested(
+    engine: &Engine,
+    head: Option<gitloom_store::ObjectId>,
+    s: &Session,
+) -> Result<bool, CortexError> {
+    let Some(h) = head else {
+        return Ok(false);
+    };
+    let stored = engine
         .store()
-        .head()
+        .read(h, &s.transcript_path()?)
         .map_err(gitloom_engine::EngineError::from)?;
-    let mut todo: Vec<(usize, ExtractContext)> = Vec::new();
-    let run_text = std::sync::Arc::new(crate::RunText::new(
-        order
-            .iter()
-            .flat_map(|s| s.user_messages().map(|(_, m)| m.content.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    ));
-    let mut skipped = vec![false; total];
-    for (i, s) in order.iter().enumerate() {
-        let path = s.transcript_path()?;
-        if !options.reextract
-            && let Some(h) = head
-            && let Some(bytes) = engine
-                .store()
-                .read(h, &path)
-                .map_err(gitloom_engine::EngineError::from)?
-            && bytes == s.transcript().as_bytes()
-        {
-            skipped[i] = true;
-            continue;
-        }
-        let text: String = s
-            .user_messages()
-            .map(|(_, m)| m.content.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let mut known: Vec<FactEntity> = Vec::new();
-        for m in engine.entity(&text)? {
-            if !known.iter().any(|k| k.name == m.entity) {
-                known.push(FactEntity {
-                    name: m.entity,
-                    kind: m.kind,
-                });
-            }
-        }
-        todo.push((
-            i,
-            ExtractContext {
-                topics: topics.clone(),
-                known,
-                run_text: std::sync::Arc::clone(&run_text),
-            },
-        ));
-    }
+    Ok(stored.is_some_and(|bytes| bytes == s.transcript().as_bytes()))
+}
 
-    // Extraction in parallel; results come back over a channel so progress is
-    // reported on this thread (the callback need not be Sync).
+/// The entities of the store that the session's user messages name, each once.
+fn known_entities(engine: &Engine, s: &Session) -> Result<Vec<FactEntity>, CortexError> {
+    let text: String = s
+        .user_messages()
+        .map(|(_, m)| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut known: Vec<FactEntity> = Vec::new();
+    for m in engine.entity(&text)? {
+        if !known.iter().any(|k| k.name == m.entity) {
+            known.push(FactEntity {
+                name: m.entity,
+                kind: m.kind,
+            });
+        }
+    }
+    Ok(known)
+}
+
+/// Per session in the plan's order, its extraction (`None`: skipped, or not reached
+/// before a cancel). Extraction runs in parallel; results come back over a channel
+/// so progress is reported on this thread (the callback need not be Sync).
+fn extract_all(
+    plan: &Plan<'_>,
+    extractor: &dyn Extractor,
+    options: &IngestOptions,
+    progress: &dyn Fn(IngestProgress),
+) -> Vec<Option<Result<Vec<Fact>, CortexError>>> {
+    let (order, todo) = (&plan.order, &plan.todo);
     let mut extracted: Vec<Option<Result<Vec<Fact>, CortexError>>> =
-        (0..total).map(|_| None).collect();
+        (0..order.len()).map(|_| None).collect();
     let next = AtomicUsize::new(0);
     let workers = options.concurrency.clamp(1, 64).min(todo.len().max(1));
-    let extract_started = Instant::now();
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..workers {
             let tx = tx.clone();
-            let (todo, order, next) = (&todo, &order, &next);
+            let next = &next;
             scope.spawn(move || {
                 loop {
                     if options.cancelled() {
@@ -301,15 +432,15 @@ pub fn ingest(
             });
         }
     });
+    extracted
+}
 
-    let mut report = IngestReport {
-        extractor: extractor.id(),
-        ..Default::default()
-    };
-    report.timings_ms.extract = extract_started.elapsed().as_secs_f64() * 1e3;
-    // Every name the facts mention, looked up once in the index as it is now; the
-    // sessions' commits then need no index sync until the end of the run.
-    let reconcile_started = Instant::now();
+/// Every name the facts mention, looked up once in the index as it is now; the
+/// sessions' commits then need no index sync until the end of the run.
+fn prefetch(
+    engine: &Engine,
+    extracted: &[Option<Result<Vec<Fact>, CortexError>>],
+) -> Result<RunCache, CortexError> {
     let mut cache = RunCache::default();
     let names: Vec<String> = extracted
         .iter()
@@ -319,178 +450,155 @@ pub fn ingest(
         .flat_map(|f| f.entities.iter().map(|e| e.name.clone()))
         .collect();
     cache.prefetch(engine, names.iter().map(String::as_str))?;
-    report.timings_ms.reconcile += reconcile_started.elapsed().as_secs_f64() * 1e3;
-    for (i, s) in order.iter().enumerate() {
-        if options.cancelled() {
-            report.cancelled = true;
-            break;
+    Ok(cache)
+}
+
+/// One extracted session to write.
+struct SessionWrite<'a> {
+    engine: &'a Engine,
+    session: &'a Session,
+    /// The session's day.
+    day: jiff::civil::Date,
+    facts: &'a [Fact],
+    extractor: &'a dyn Extractor,
+    options: &'a IngestOptions,
+}
+
+/// Reconciles a session's facts with the store and commits them with its transcript,
+/// dated as the session; the commit's id, `None` when it changed nothing.
+/// Reconciliation read the store at `staged.head`; if another writer changed one of
+/// these files since, it is redone on the new head rather than overwriting that
+/// change (a lost update), up to [`STALE_RETRIES`] times. `sr` gets the counts of the
+/// attempt that was committed; `report` its flagged references and the stages' time.
+fn write_session(
+    w: &SessionWrite<'_>,
+    cache: &mut RunCache,
+    report: &mut IngestReport,
+    sr: &mut SessionReport,
+) -> Result<Option<String>, CortexError> {
+    let s = w.session;
+    let transcript = s.transcript_path()?;
+    let time = When::Date(w.day).unix_seconds();
+    let time = jiff::Timestamp::from_second(time)
+        .map_err(|e| CortexError::Input(format!("session {}: date out of range: {e}", s.id)))?;
+    let flagged_before = report.flagged.len();
+    let mut attempt = 0;
+    loop {
+        let mut sr_try = sr.clone();
+        report.flagged.truncate(flagged_before);
+        let reconcile_started = Instant::now();
+        let mut staged = Staged::new(w.engine, cache, w.options.candidates)?;
+        for fact in w.facts.iter().cloned() {
+            reconcile_fact(w, &mut staged, fact, &transcript, &mut sr_try, report)?;
         }
-        let day = s.day()?;
-        let transcript = s.transcript_path()?;
-        let mut sr = SessionReport {
-            id: s.id.clone(),
-            date: s.date.clone(),
-            transcript: transcript.to_string(),
-            skipped: skipped[i],
-            ..Default::default()
-        };
-        report.turns += s.messages.len();
-        if skipped[i] {
-            report.sessions.push(sr);
-            progress(IngestProgress {
-                stage: IngestStage::Committed,
-                session: s.id.clone(),
-                done: i + 1,
-                total,
-                received: 0,
-            });
-            continue;
+        let mut files: Vec<(StorePath, Option<Vec<u8>>)> =
+            vec![(transcript.clone(), Some(s.transcript().into_bytes()))];
+        for (p, m) in &staged.files {
+            sr_try.paths.push(p.to_string());
+            files.push((p.clone(), Some(m.render().into_bytes())));
         }
-        let facts = match extracted[i].take() {
-            Some(Ok(f)) => f,
-            Some(Err(e)) => {
-                sr.errors.push(format!("extraction failed: {e}"));
-                sr.failed = true;
-                report.failed += 1;
-                report.errors += sr.errors.len();
-                progress(IngestProgress {
-                    stage: IngestStage::Failed,
+        let message = format!(
+            "ingest: {} (+{} ~{})",
+            s.id,
+            staged.created.len(),
+            staged.changed.len()
+        );
+        report.timings_ms.reconcile += ms_since(reconcile_started);
+        let commit_started = Instant::now();
+        // The index is synced once, after the last session (reconciliation reads
+        // what earlier sessions wrote from git and from the run's cache).
+        let written = w
+            .engine
+            .commit_batch_on(staged.head, files, message, Some(time));
+        report.timings_ms.commit += ms_since(commit_started);
+        let written_files = std::mem::take(&mut staged.files);
+        drop(staged);
+        if written.is_ok() {
+            cache.record(&written_files);
+        }
+        match written {
+            Err(gitloom_engine::EngineError::Store(gitloom_store::StoreError::Stale {
+                ..
+            })) if attempt < STALE_RETRIES => attempt += 1,
+            r => {
+                *sr = sr_try;
+                return Ok(r?);
+            }
+        }
+    }
+}
+
+/// Reconciles one fact into `staged`, counting its verdict in `sr` and its flagged
+/// references in `report`; a fact that would make a bad memory is refused and
+/// counted as an error, the others go on.
+fn reconcile_fact(
+    w: &SessionWrite<'_>,
+    staged: &mut Staged<'_>,
+    mut fact: Fact,
+    transcript: &StorePath,
+    sr: &mut SessionReport,
+    report: &mut IngestReport,
+) -> Result<(), CortexError> {
+    let s = w.session;
+    // Facts about the user stay apart per message, whichever extractor made them.
+    if fact.about_user() && fact.group.is_none() {
+        let m = fact.messages.first().copied().unwrap_or_default();
+        fact.group = Some(format!("{}/m{m}", s.id));
+    }
+    // A slot is also a tag (that is how its holders are found later); a fact that
+    // ends one without a date ends it on the session's day.
+    if let Some(slot) = fact.slot.clone().filter(|s| !s.trim().is_empty()) {
+        if !fact.tags.contains(&slot) {
+            fact.tags.push(slot);
+        }
+        if fact.ends_slot && fact.valid_to.is_none() {
+            fact.valid_to = Some(s.date.clone());
+        }
+    }
+    if let Err(e) = validate(&fact) {
+        sr.errors.push(e);
+        return Ok(());
+    }
+    let title = fact.title.clone();
+    match staged.reconcile(fact, transcript.as_str(), w.day, w.extractor) {
+        Ok(o) => {
+            match o.verdict {
+                Verdict::New | Verdict::Supersedes => sr.new += 1,
+                Verdict::Extends => sr.extended += 1,
+                Verdict::Corrects => sr.corrected += 1,
+                Verdict::Duplicate => sr.duplicate += 1,
+            }
+            sr.superseded += o.superseded.len();
+            for (reference, resolved) in o.flagged {
+                report.flagged.push(Flagged {
                     session: s.id.clone(),
-                    done: i + 1,
-                    total,
-                    received: 0,
+                    path: o.path.to_string(),
+                    reference,
+                    resolved,
                 });
-                report.sessions.push(sr);
-                continue;
             }
-            // Not extracted: the run was cancelled before this session was reached.
-            None => {
-                report.cancelled = true;
-                break;
-            }
-        };
-        sr.facts = facts.len();
-        let flagged_before = report.flagged.len();
-        let mut attempt = 0;
-        let outcome = loop {
-            let mut sr_try = sr.clone();
-            report.flagged.truncate(flagged_before);
-            let facts = facts.clone();
-            let reconcile_started = Instant::now();
-            let mut staged = Staged::new(engine, &mut cache, options.candidates)?;
-            for mut fact in facts {
-                // Facts about the user stay apart per message, whichever extractor made them.
-                if fact.about_user() && fact.group.is_none() {
-                    let m = fact.messages.first().copied().unwrap_or_default();
-                    fact.group = Some(format!("{}/m{m}", s.id));
-                }
-                // A slot is also a tag (that is how its holders are found later); a
-                // fact that ends one without a date ends it on the session's day.
-                if let Some(slot) = fact.slot.clone().filter(|s| !s.trim().is_empty()) {
-                    if !fact.tags.contains(&slot) {
-                        fact.tags.push(slot);
-                    }
-                    if fact.ends_slot && fact.valid_to.is_none() {
-                        fact.valid_to = Some(s.date.clone());
-                    }
-                }
-                if let Err(e) = validate(&fact) {
-                    sr_try.errors.push(e);
-                    continue;
-                }
-                let title = fact.title.clone();
-                match staged.reconcile(fact, transcript.as_str(), day, extractor) {
-                    Ok(o) => {
-                        match o.verdict {
-                            Verdict::New => sr_try.new += 1,
-                            Verdict::Extends => sr_try.extended += 1,
-                            Verdict::Corrects => sr_try.corrected += 1,
-                            Verdict::Supersedes => sr_try.new += 1,
-                            Verdict::Duplicate => sr_try.duplicate += 1,
-                        }
-                        sr_try.superseded += o.superseded.len();
-                        for (reference, resolved) in o.flagged {
-                            report.flagged.push(Flagged {
-                                session: s.id.clone(),
-                                path: o.path.to_string(),
-                                reference,
-                                resolved,
-                            });
-                        }
-                    }
-                    Err(CortexError::Memory(e)) => {
-                        sr_try.errors.push(format!("fact {title:?}: {e}"))
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            let mut files: Vec<(StorePath, Option<Vec<u8>>)> =
-                vec![(transcript.clone(), Some(s.transcript().into_bytes()))];
-            let changed = staged.changed.len();
-            for (p, m) in &staged.files {
-                sr_try.paths.push(p.to_string());
-                files.push((p.clone(), Some(m.render().into_bytes())));
-            }
-            let created = staged.created.len();
-            let time = When::Date(day).unix_seconds();
-            let time = jiff::Timestamp::from_second(time).map_err(|e| {
-                CortexError::Input(format!("session {}: date out of range: {e}", s.id))
-            })?;
-            let message = format!("ingest: {} (+{created} ~{changed})", s.id);
-            // Reconciliation read the store at `staged.head`; if another writer
-            // changed one of these files since, redo it on the new head rather than
-            // overwrite that change (a lost update).
-            report.timings_ms.reconcile += reconcile_started.elapsed().as_secs_f64() * 1e3;
-            let commit_started = Instant::now();
-            // The index is synced once, after the last session (reconciliation reads
-            // what earlier sessions wrote from git and from the run's cache).
-            let written = engine.commit_batch_on(staged.head, files, message, Some(time));
-            report.timings_ms.commit += commit_started.elapsed().as_secs_f64() * 1e3;
-            let written_files = std::mem::take(&mut staged.files);
-            drop(staged);
-            if written.is_ok() {
-                cache.record(&written_files);
-            }
-            match written {
-                Err(gitloom_engine::EngineError::Store(gitloom_store::StoreError::Stale {
-                    ..
-                })) if attempt < STALE_RETRIES => {
-                    attempt += 1;
-                    continue;
-                }
-                r => {
-                    sr = sr_try;
-                    break r?;
-                }
-            }
-        };
-        if outcome.is_some() {
-            report.commits += 1;
+            Ok(())
         }
-        sr.commit = outcome;
-        report.facts += sr.facts;
-        report.new += sr.new;
-        report.extended += sr.extended;
-        report.corrected += sr.corrected;
-        report.superseded += sr.superseded;
-        report.duplicate += sr.duplicate;
-        report.errors += sr.errors.len();
-        progress(IngestProgress {
-            stage: IngestStage::Committed,
-            session: s.id.clone(),
-            done: i + 1,
-            total,
-            received: 0,
-        });
-        report.sessions.push(sr);
+        Err(CortexError::Memory(e)) => {
+            sr.errors.push(format!("fact {title:?}: {e}"));
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
-    if report.commits > 0 {
-        let sync_started = Instant::now();
-        engine.sync()?;
-        report.timings_ms.commit += sync_started.elapsed().as_secs_f64() * 1e3;
+}
+
+/// Adds a committed session's counts to the run's.
+fn tally(report: &mut IngestReport, sr: &SessionReport) {
+    if sr.commit.is_some() {
+        report.commits += 1;
     }
-    report.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-    Ok(report)
+    report.facts += sr.facts;
+    report.new += sr.new;
+    report.extended += sr.extended;
+    report.corrected += sr.corrected;
+    report.superseded += sr.superseded;
+    report.duplicate += sr.duplicate;
+    report.errors += sr.errors.len();
 }
 
 /// A fact that would make a broken or empty memory is refused here, by name.
