@@ -437,7 +437,10 @@ impl<'e> Staged<'e> {
         Ok(None)
     }
 
-    /// Reconciles one fact (already validated) from `source`.
+    /// Reconciles one fact (already validated) from `source`: its home, its flagged
+    /// references repaired where that can be said, the memory it goes into (or a
+    /// duplicate found), its fields merged, the memories it supersedes, and links to
+    /// the memories about the others it names.
     pub fn reconcile(
         &mut self,
         mut fact: Fact,
@@ -447,295 +450,36 @@ impl<'e> Staged<'e> {
     ) -> Result<Outcome, CortexError> {
         let when = When::Date(day);
         let key = fact.subject_key();
-        let topic = normalise_topic(&fact.topic)?;
-        let topic = if topic.is_empty() {
-            "general".to_owned()
-        } else {
-            topic
-        };
-        let label = if fact.about_user() {
-            // Named by what it says: the title's first words.
-            fact.title
-                .split_whitespace()
-                .take(8)
-                .collect::<Vec<_>>()
-                .join(" ")
-        } else {
-            fact.subject.clone()
-        };
-        let hash = blake3::hash(key.as_bytes()).to_hex()[..8].to_owned();
-        let home = StorePath::parse(&format!(
-            "{}/{topic}/{}-{hash}.md",
-            fact.tier,
-            slugify(&label, 50)
-        ))?;
-
-        // Flagged references: repaired from the candidates when one names a person.
-        let mut flagged = Vec::new();
-        if !fact.unresolved.is_empty() {
-            // Said before (a re-extraction): the memory already holding this fact names
-            // who it was resolved to then.
-            let before = self
-                .load(&home)?
-                .filter(|m| subject_of(m).as_deref() == Some(key.as_str()))
-                .and_then(|m| {
-                    m.front
-                        .entities
-                        .iter()
-                        .find(|e| {
-                            e.kind.as_deref() == Some("person")
-                                && !fact
-                                    .entities
-                                    .iter()
-                                    .any(|f| fold_name(&f.name) == fold_name(&e.name))
-                        })
-                        .map(|e| e.name.clone())
-                });
-            // Only a judge that reads the candidates says who a pronoun stands for.
-            // The first person a retrieved memory happens to name is no answer: the
-            // memories a sentence retrieves are about its other words. Taken offline,
-            // it made 47 repairs on the dev stores and the only one read right was on
-            // the persona it was written for; the others gave a "she" to the user's
-            // brother and, between two people, a speaker's "her" to the speaker
-            // herself. Bounded by gender, shared words
-            // and the fact's own names, 10 of 11 were still wrong. Unrepaired, the
-            // pronoun stays as said and flagged.
-            let who = match before {
-                Some(w) => Some(w),
-                None if extractor.judges() => {
-                    let cands = self.candidates(&fact.body)?;
-                    extractor.judge(&fact, &cands)?.and_then(|j| j.resolved)
-                }
-                None => None,
-            };
-            for r in fact.unresolved.clone() {
-                flagged.push((r, who.clone()));
-            }
-            if let Some(name) = &who {
-                fact.body = replace_pronouns(&fact.body, &fact.unresolved, name);
-                fact.title = replace_pronouns(&fact.title, &fact.unresolved, name);
-                if !fact
-                    .entities
-                    .iter()
-                    .any(|e| fold_name(&e.name) == fold_name(name))
-                {
-                    fact.entities.push(crate::extract::FactEntity {
-                        name: name.clone(),
-                        kind: Some("person".into()),
-                    });
-                }
-                fact.unresolved.clear();
-            }
-        }
-
-        let name = (!fact.about_user()).then_some(fact.subject.as_str());
-        // A fact kept apart by its message has one home: its key names the message, so
-        // no other path can hold it and the index need not be asked.
-        let lookup = if fact.group.is_some() { None } else { name };
-        let mut existing = self.find_subject(lookup, &key, Some(&home), false)?;
-        // A fact kept apart by its message that corrects what was said before ("actually
-        // Priya lives in Porto, not Lisbon") goes into the memory it corrects.
-        if existing.is_none()
-            && fact.group.is_some()
-            && let Some(n) = name
-            && says_correction(&fact.body)
-        {
-            existing = self.find_about(n)?;
-        }
-        let (path, mut memory, mut verdict, is_new) = match existing {
-            Some(p) => {
-                let m = self
-                    .load(&p)?
-                    .ok_or_else(|| CortexError::Memory(format!("{p}: vanished while ingesting")))?;
-                let known = norm(&m.body);
-                let fresh: Vec<&str> = split_body(&fact.body)
-                    .into_iter()
-                    .filter(|s| !known.contains(&norm(s)))
-                    .collect();
-                if fresh.is_empty() {
+        let home = home_of(&fact, &key)?;
+        let flagged = self.repair_references(&mut fact, &key, &home, extractor)?;
+        let (path, mut memory, mut verdict, is_new) =
+            match self.destination(&fact, &key, &home, source, when, extractor)? {
+                Destination::Duplicate(path) => {
                     return Ok(Outcome {
                         verdict: Verdict::Duplicate,
-                        path: p,
+                        path,
                         superseded: Vec::new(),
                         flagged,
                     });
                 }
-                let mut m = m;
-                let corrects = says_correction(&fresh.join(" "));
-                m.body = format!("{}\n\n{}\n", m.body.trim_end(), fresh.join(" "));
-                (
-                    p,
-                    m,
-                    if corrects {
-                        Verdict::Corrects
-                    } else {
-                        Verdict::Extends
-                    },
-                    false,
-                )
-            }
-            None => {
-                // A model may name a candidate to merge into; it needs subject agreement.
-                // What the fact says and what it answers: the title, then its first cue.
-                // An extractor without a judge that keeps each message's facts apart
-                // needs none: nothing merges into another message's memory, and a
-                // re-extracted fact finds its own home above.
-                let mut cands = if extractor.judges() || fact.group.is_none() {
-                    self.candidates(&fact.title)?
-                } else {
-                    Vec::new()
-                };
-                if let Some(cue) = fact.cues.first().filter(|_| extractor.judges()) {
-                    for c in self.candidates(cue)? {
-                        if !cands.iter().any(|x| x.path == c.path) {
-                            cands.push(c);
-                        }
-                    }
-                }
-                // Said before, under another subject or group: a candidate already
-                // holds every sentence.
-                let sentences: Vec<String> = split_body(&fact.body).into_iter().map(norm).collect();
-                for c in &cands {
-                    let Ok(p) = StorePath::parse(&c.path) else {
-                        continue;
-                    };
-                    if let Some(m) = self.load(&p)?
-                        && sentences.iter().all(|s| norm(&m.body).contains(s.as_str()))
-                    {
-                        return Ok(Outcome {
-                            verdict: Verdict::Duplicate,
-                            path: p,
-                            superseded: Vec::new(),
-                            flagged,
-                        });
-                    }
-                }
-                let judged = if fact.unresolved.is_empty() {
-                    extractor
-                        .judge(&fact, &cands)?
-                        .filter(|j| j.verdict != Verdict::New)
-                        .and_then(|j| agreeing(&fact, j, &cands))
-                } else {
-                    None
-                };
-                match judged {
-                    Some((Verdict::Duplicate, p)) => {
-                        return Ok(Outcome {
-                            verdict: Verdict::Duplicate,
-                            path: p,
-                            superseded: Vec::new(),
-                            flagged,
-                        });
-                    }
-                    Some((v, p)) => {
-                        let mut m = self
-                            .load(&p)?
-                            .ok_or_else(|| CortexError::Memory(format!("{p}: not found")))?;
-                        m.body = format!("{}\n\n{}\n", m.body.trim_end(), fact.body.trim());
-                        (p, m, v, false)
-                    }
-                    None => {
-                        let mut m =
-                            Memory::new(fact.title.clone(), format!("{}\n", fact.body.trim()));
-                        m.front.created = Some(when);
-                        m.front
-                            .extra
-                            .insert(SUBJECT_KEY.into(), Value::String(key.clone()));
-                        m.front.source = Some(source.to_owned());
-                        (home.clone(), m, Verdict::New, true)
-                    }
-                }
-            }
-        };
-
+                Destination::Into {
+                    path,
+                    memory,
+                    verdict,
+                    is_new,
+                } => (path, *memory, verdict, is_new),
+            };
         merge_fields(&mut memory, &fact, source, when, extractor)?;
-
-        // One-value slots: the new holder supersedes the current one.
-        let mut superseded = Vec::new();
-        if let Some(slot) = fact.slot.as_ref().filter(|_| !fact.ends_slot) {
-            let mut holders: BTreeMap<StorePath, Memory> = BTreeMap::new();
-            let cue = fact.cues.first().cloned().unwrap_or_else(|| slot.clone());
-            for c in self.candidates(&cue)? {
-                if let Ok(p) = StorePath::parse(&c.path)
-                    && let Some(m) = self.load(&p)?
-                {
-                    holders.insert(p, m);
-                }
-            }
-            for (p, m) in &self.files {
-                holders.insert(p.clone(), m.clone());
-            }
-            holders.retain(|p, m| {
-                *p != path
-                    && m.front.tags.iter().any(|t| t == slot)
-                    && subject_of(m).as_deref().map(key_name) != Some(key_name(&key))
-            });
-            let replaced: BTreeSet<String> = holders
-                .values()
-                .flat_map(|m| m.front.supersedes.clone())
-                .collect();
-            let valid_from = memory.front.valid_from.unwrap_or(when);
-            for (p, old) in holders {
-                if replaced.contains(p.as_str())
-                    || memory.front.supersedes.iter().any(|s| s == p.as_str())
-                {
-                    continue;
-                }
-                superseded.push(p.to_string());
-                self.supersede(
-                    &mut memory,
-                    p,
-                    old,
-                    &format!("previous-{slot}"),
-                    valid_from,
-                    when,
-                );
-            }
-        }
-        // Any other change ("cancelled the gym", "moved out of the flat") ends the one
-        // earlier memory whose title names what changed.
-        let changes = if fact.slot.is_some() || fact.ends_slot {
-            Vec::new()
-        } else {
-            changed_in(&fact.body)
-        };
+        let mut superseded = self.supersede_slot_holders(&mut memory, &fact, &key, &path, when)?;
         if superseded.is_empty()
-            && !changes.is_empty()
-            && let Some(p) = self.changed_memory(&changes, &key, &path)?
-            && !memory.front.supersedes.iter().any(|s| s == p.as_str())
-            && let Some(old) = self.load(&p)?
+            && let Some(p) = self.supersede_changed(&mut memory, &fact, &key, &path, when)?
         {
-            let valid_from = memory.front.valid_from.unwrap_or(when);
-            superseded.push(p.to_string());
-            self.supersede(&mut memory, p, old, "previous", valid_from, when);
+            superseded.push(p);
         }
         if !superseded.is_empty() && verdict == Verdict::New {
             verdict = Verdict::Supersedes;
         }
-
-        // Relate: link to memories about the other people, places and things named.
-        for e in fact
-            .entities
-            .iter()
-            .skip(if fact.about_user() { 0 } else { 1 })
-        {
-            let ek = fold_name(&e.name);
-            if ek == key_name(&key) {
-                continue;
-            }
-            if let Some(p) = self.find_about(&e.name)?
-                && p != path
-            {
-                let label = e.kind.clone().unwrap_or_else(|| "mentions".into());
-                let rel = Related {
-                    label: Some(slugify(&label, 30)),
-                    target: p.to_string(),
-                };
-                if !memory.front.related.iter().any(|r| r.target == rel.target) {
-                    memory.front.related.push(rel);
-                }
-            }
-        }
+        self.relate(&mut memory, &fact, &key, &path)?;
         if !fact.unresolved.is_empty() {
             memory.front.extra.insert(
                 "unresolved".into(),
@@ -755,6 +499,378 @@ impl<'e> Staged<'e> {
             flagged,
         })
     }
+
+    /// Flagged references: repaired from the candidates when one names a person; the
+    /// fact's pronouns then name them. Returns each reference with whom it was
+    /// resolved to, if anyone.
+    fn repair_references(
+        &mut self,
+        fact: &mut Fact,
+        key: &str,
+        home: &StorePath,
+        extractor: &dyn Extractor,
+    ) -> Result<Vec<(String, Option<String>)>, CortexError> {
+        let mut flagged = Vec::new();
+        if fact.unresolved.is_empty() {
+            return Ok(flagged);
+        }
+        // Said before (a re-extraction): the memory already holding this fact names
+        // who it was resolved to then.
+        let before = self
+            .load(home)?
+            .filter(|m| subject_of(m).as_deref() == Some(key))
+            .and_then(|m| {
+                m.front
+                    .entities
+                    .iter()
+                    .find(|e| {
+                        e.kind.as_deref() == Some("person")
+                            && !fact
+                                .entities
+                                .iter()
+                                .any(|f| fold_name(&f.name) == fold_name(&e.name))
+                    })
+                    .map(|e| e.name.clone())
+            });
+        // Only a judge that reads the candidates says who a pronoun stands for.
+        // The first person a retrieved memory happens to name is no answer: the
+        // memories a sentence retrieves are about its other words. Taken offline,
+        // it made 47 repairs on the dev stores and the only one read right was on
+        // the persona it was written for; the others gave a "she" to the user's
+        // brother and, between two people, a speaker's "her" to the speaker
+        // herself. Bounded by gender, shared words
+        // and the fact's own names, 10 of 11 were still wrong. Unrepaired, the
+        // pronoun stays as said and flagged.
+        let who = match before {
+            Some(w) => Some(w),
+            None if extractor.judges() => {
+                let cands = self.candidates(&fact.body)?;
+                extractor.judge(fact, &cands)?.and_then(|j| j.resolved)
+            }
+            None => None,
+        };
+        for r in fact.unresolved.clone() {
+            flagged.push((r, who.clone()));
+        }
+        if let Some(name) = &who {
+            fact.body = replace_pronouns(&fact.body, &fact.unresolved, name);
+            fact.title = replace_pronouns(&fact.title, &fact.unresolved, name);
+            if !fact
+                .entities
+                .iter()
+                .any(|e| fold_name(&e.name) == fold_name(name))
+            {
+                fact.entities.push(crate::extract::FactEntity {
+                    name: name.clone(),
+                    kind: Some("person".into()),
+                });
+            }
+            fact.unresolved.clear();
+        }
+        Ok(flagged)
+    }
+
+    /// Where the fact goes: the memory already about its subject (extended, or a
+    /// duplicate when it holds every sentence), one a judge names with subject
+    /// agreement, or a new memory at its home.
+    fn destination(
+        &mut self,
+        fact: &Fact,
+        key: &str,
+        home: &StorePath,
+        source: &str,
+        when: When,
+        extractor: &dyn Extractor,
+    ) -> Result<Destination, CortexError> {
+        let name = (!fact.about_user()).then_some(fact.subject.as_str());
+        // A fact kept apart by its message has one home: its key names the message, so
+        // no other path can hold it and the index need not be asked.
+        let lookup = if fact.group.is_some() { None } else { name };
+        let mut existing = self.find_subject(lookup, key, Some(home), false)?;
+        // A fact kept apart by its message that corrects what was said before ("actually
+        // Priya lives in Porto, not Lisbon") goes into the memory it corrects.
+        if existing.is_none()
+            && fact.group.is_some()
+            && let Some(n) = name
+            && says_correction(&fact.body)
+        {
+            existing = self.find_about(n)?;
+        }
+        match existing {
+            Some(p) => self.extend(p, fact),
+            None => self.merge_or_new(fact, key, home, source, when, extractor),
+        }
+    }
+
+    /// The memory at `p` with the fact's sentences it does not hold yet, or a
+    /// duplicate when it holds them all.
+    fn extend(&self, p: StorePath, fact: &Fact) -> Result<Destination, CortexError> {
+        let mut m = self
+            .load(&p)?
+            .ok_or_else(|| CortexError::Memory(format!("{p}: vanished while ingesting")))?;
+        let known = norm(&m.body);
+        let fresh: Vec<&str> = split_body(&fact.body)
+            .into_iter()
+            .filter(|s| !known.contains(&norm(s)))
+            .collect();
+        if fresh.is_empty() {
+            return Ok(Destination::Duplicate(p));
+        }
+        let corrects = says_correction(&fresh.join(" "));
+        m.body = format!("{}\n\n{}\n", m.body.trim_end(), fresh.join(" "));
+        Ok(Destination::Into {
+            path: p,
+            memory: Box::new(m),
+            verdict: if corrects {
+                Verdict::Corrects
+            } else {
+                Verdict::Extends
+            },
+            is_new: false,
+        })
+    }
+
+    /// No memory is about the fact's subject yet: a candidate that already holds every
+    /// sentence makes it a duplicate; a model may name a candidate to merge into (it
+    /// needs subject agreement); else a new memory at `home`.
+    fn merge_or_new(
+        &mut self,
+        fact: &Fact,
+        key: &str,
+        home: &StorePath,
+        source: &str,
+        when: When,
+        extractor: &dyn Extractor,
+    ) -> Result<Destination, CortexError> {
+        // What the fact says and what it answers: the title, then its first cue.
+        // An extractor without a judge that keeps each message's facts apart
+        // needs none: nothing merges into another message's memory, and a
+        // re-extracted fact finds its own home above.
+        let mut cands = if extractor.judges() || fact.group.is_none() {
+            self.candidates(&fact.title)?
+        } else {
+            Vec::new()
+        };
+        if let Some(cue) = fact.cues.first().filter(|_| extractor.judges()) {
+            for c in self.candidates(cue)? {
+                if !cands.iter().any(|x| x.path == c.path) {
+                    cands.push(c);
+                }
+            }
+        }
+        // Said before, under another subject or group: a candidate already
+        // holds every sentence.
+        let sentences: Vec<String> = split_body(&fact.body).into_iter().map(norm).collect();
+        for c in &cands {
+            let Ok(p) = StorePath::parse(&c.path) else {
+                continue;
+            };
+            if let Some(m) = self.load(&p)?
+                && sentences.iter().all(|s| norm(&m.body).contains(s.as_str()))
+            {
+                return Ok(Destination::Duplicate(p));
+            }
+        }
+        let judged = if fact.unresolved.is_empty() {
+            extractor
+                .judge(fact, &cands)?
+                .filter(|j| j.verdict != Verdict::New)
+                .and_then(|j| agreeing(fact, j, &cands))
+        } else {
+            None
+        };
+        Ok(match judged {
+            Some((Verdict::Duplicate, p)) => Destination::Duplicate(p),
+            Some((verdict, p)) => {
+                let mut m = self
+                    .load(&p)?
+                    .ok_or_else(|| CortexError::Memory(format!("{p}: not found")))?;
+                m.body = format!("{}\n\n{}\n", m.body.trim_end(), fact.body.trim());
+                Destination::Into {
+                    path: p,
+                    memory: Box::new(m),
+                    verdict,
+                    is_new: false,
+                }
+            }
+            None => {
+                let mut m = Memory::new(fact.title.clone(), format!("{}\n", fact.body.trim()));
+                m.front.created = Some(when);
+                m.front
+                    .extra
+                    .insert(SUBJECT_KEY.into(), Value::String(key.to_owned()));
+                m.front.source = Some(source.to_owned());
+                Destination::Into {
+                    path: home.clone(),
+                    memory: Box::new(m),
+                    verdict: Verdict::New,
+                    is_new: true,
+                }
+            }
+        })
+    }
+
+    /// One-value slots: the new holder supersedes the current one. Returns the paths
+    /// superseded.
+    fn supersede_slot_holders(
+        &mut self,
+        memory: &mut Memory,
+        fact: &Fact,
+        key: &str,
+        path: &StorePath,
+        when: When,
+    ) -> Result<Vec<String>, CortexError> {
+        let mut superseded = Vec::new();
+        let Some(slot) = fact.slot.as_ref().filter(|_| !fact.ends_slot) else {
+            return Ok(superseded);
+        };
+        let mut holders: BTreeMap<StorePath, Memory> = BTreeMap::new();
+        let cue = fact.cues.first().cloned().unwrap_or_else(|| slot.clone());
+        for c in self.candidates(&cue)? {
+            if let Ok(p) = StorePath::parse(&c.path)
+                && let Some(m) = self.load(&p)?
+            {
+                holders.insert(p, m);
+            }
+        }
+        for (p, m) in &self.files {
+            holders.insert(p.clone(), m.clone());
+        }
+        holders.retain(|p, m| {
+            p != path
+                && m.front.tags.iter().any(|t| t == slot)
+                && subject_of(m).as_deref().map(key_name) != Some(key_name(key))
+        });
+        let replaced: BTreeSet<String> = holders
+            .values()
+            .flat_map(|m| m.front.supersedes.clone())
+            .collect();
+        let valid_from = memory.front.valid_from.unwrap_or(when);
+        for (p, old) in holders {
+            if replaced.contains(p.as_str())
+                || memory.front.supersedes.iter().any(|s| s == p.as_str())
+            {
+                continue;
+            }
+            superseded.push(p.to_string());
+            self.supersede(
+                memory,
+                p,
+                old,
+                &format!("previous-{slot}"),
+                valid_from,
+                when,
+            );
+        }
+        Ok(superseded)
+    }
+
+    /// Any other change ("cancelled the gym", "moved out of the flat") ends the one
+    /// earlier memory whose title names what changed; returns its path.
+    fn supersede_changed(
+        &mut self,
+        memory: &mut Memory,
+        fact: &Fact,
+        key: &str,
+        path: &StorePath,
+        when: When,
+    ) -> Result<Option<String>, CortexError> {
+        if fact.slot.is_some() || fact.ends_slot {
+            return Ok(None);
+        }
+        let changes = changed_in(&fact.body);
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        let Some(p) = self.changed_memory(&changes, key, path)? else {
+            return Ok(None);
+        };
+        if memory.front.supersedes.iter().any(|s| s == p.as_str()) {
+            return Ok(None);
+        }
+        let Some(old) = self.load(&p)? else {
+            return Ok(None);
+        };
+        let valid_from = memory.front.valid_from.unwrap_or(when);
+        let superseded = p.to_string();
+        self.supersede(memory, p, old, "previous", valid_from, when);
+        Ok(Some(superseded))
+    }
+
+    /// Links the memory to the memories about the other people, places and things the
+    /// fact names.
+    fn relate(
+        &mut self,
+        memory: &mut Memory,
+        fact: &Fact,
+        key: &str,
+        path: &StorePath,
+    ) -> Result<(), CortexError> {
+        for e in fact
+            .entities
+            .iter()
+            .skip(if fact.about_user() { 0 } else { 1 })
+        {
+            let ek = fold_name(&e.name);
+            if ek == key_name(key) {
+                continue;
+            }
+            if let Some(p) = self.find_about(&e.name)?
+                && p != *path
+            {
+                let label = e.kind.clone().unwrap_or_else(|| "mentions".into());
+                let rel = Related {
+                    label: Some(slugify(&label, 30)),
+                    target: p.to_string(),
+                };
+                if !memory.front.related.iter().any(|r| r.target == rel.target) {
+                    memory.front.related.push(rel);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a fact goes ([`Staged::destination`]).
+enum Destination {
+    /// A memory already holds every sentence of it.
+    Duplicate(StorePath),
+    /// Into `memory` at `path` (new, or loaded and extended), with the verdict.
+    Into {
+        path: StorePath,
+        /// Boxed: a memory is large beside a path.
+        memory: Box<Memory>,
+        verdict: Verdict,
+        is_new: bool,
+    },
+}
+
+/// The fact's home: `<tier>/<topic>/<label>-<hash of its subject key>.md`, the label
+/// its subject's name, or for a fact about the user the title's first words.
+fn home_of(fact: &Fact, key: &str) -> Result<StorePath, CortexError> {
+    let topic = normalise_topic(&fact.topic)?;
+    let topic = if topic.is_empty() {
+        "general".to_owned()
+    } else {
+        topic
+    };
+    let label = if fact.about_user() {
+        // Named by what it says: the title's first words.
+        fact.title
+            .split_whitespace()
+            .take(8)
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        fact.subject.clone()
+    };
+    let hash = blake3::hash(key.as_bytes()).to_hex()[..8].to_owned();
+    Ok(StorePath::parse(&format!(
+        "{}/{topic}/{}-{hash}.md",
+        fact.tier,
+        slugify(&label, 50)
+    ))?)
 }
 
 /// Words people use when they fix what they said before.
