@@ -168,9 +168,9 @@ const STALE_RETRIES: usize = 8;
 /// written not at all (not even its transcript, which is what marks a session as
 /// ingested), so the next run extracts it again; the run goes on with the others.
 ///
-/// The stages: [`plan`] (the order, and what each session to extract needs from the
-/// store), [`extract_all`] (in parallel), [`prefetch`] (the names the facts
-/// mention, looked up once), then per session [`write_session`] (reconcile, commit,
+/// The stages: `plan` (the order, and what each session to extract needs from the
+/// store), `extract_all` (in parallel), `prefetch` (the names the facts
+/// mention, looked up once), then per session `write_session` (reconcile, commit,
 /// retry on a concurrent writer), and one index sync at the end.
 pub fn ingest(
     engine: &Engine,
