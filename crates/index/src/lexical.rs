@@ -144,6 +144,10 @@ fn filters(q: &LexicalQuery) -> Option<(Option<&'static str>, Option<String>)> {
     Some((tier.map(Tier::as_str), topic))
 }
 
+/// The lexical arm: BM25 over the any-term query, fused by reciprocal rank with the
+/// all-terms ranking, the best `q.limit` kept and the first `q.decorate` decorated.
+/// Its stages: [`scored_terms`], [`any_term_rows`], [`all_terms_rows`], [`rank`],
+/// [`named`], then `decorate`.
 pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, IndexError> {
     let terms = QueryTerms::parse(&q.text);
     let (Some(any), Some(all)) = (
@@ -158,200 +162,17 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
     let Some((tier, topic)) = filters(q) else {
         return Ok(Vec::new());
     };
-    let bm25 = idx.weights.sql();
-    // Terms in half the files or more score ~0 under BM25 yet cost a position read
-    // per file (see doc_freq.rs): leave them out of the scored query when a more
-    // informative term remains. They still count in the all-terms set.
-    let scored_terms: Vec<&String> = if terms.terms.len() > 1 {
-        let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;
-        let informative: Vec<&String> = terms
-            .terms
-            .iter()
-            .zip(&dfs)
-            .filter(|(t, df)| (**df > 0 && **df * 2 < n) || !idx.vocab.aliases(t).is_empty())
-            .map(|(t, _)| t)
-            .collect();
-        if n < 64 || informative.is_empty() || informative.len() == terms.terms.len() {
-            terms.terms.iter().collect()
-        } else {
-            informative
-        }
-    } else {
-        terms.terms.iter().collect()
-    };
-    let scored = scored_terms
-        .iter()
-        .map(|t| QueryTerms::clause(t, &idx.vocab))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    // The quoted strings of `scored`, in order: FTS5 numbers its phrases so.
-    let phrases: Vec<String> = scored_terms
-        .iter()
-        .flat_map(|t| {
-            std::iter::once(t.to_string())
-                .chain(idx.vocab.aliases(t).into_iter().map(str::to_owned))
-        })
-        .collect();
     let op = "lexical search";
-    // Without filters the FTS table alone is scanned and ranked; path and title are
-    // fetched for the survivors only.
-    // Ranked by `bm25_order` below, ties broken on the row id, which is a hash of the
-    // path (see `free_id`): the same in every build of the index, whatever order files
-    // were inserted in.
-    // Without filters the FTS table alone is scanned and ranked; path and title are
-    // fetched for the survivors only (a join per match doubles the cost of a query
-    // whose terms are in most files).
-    let filtered = tier.is_some() || topic.is_some();
-    let sql = if filtered {
-        format!(
-            "SELECT fts.rowid, {bm25} AS s FROM fts JOIN files f ON f.id = fts.rowid
-             WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
-               AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')"
-        )
-    } else {
-        format!(
-            "SELECT rowid, {bm25} AS s FROM fts
-             WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL AND ?4 IS NULL"
-        )
-    };
-    let kept = if filtered {
-        None
-    } else {
-        crate::bm25::scored(idx, &phrases, &idx.weights)?
-    };
-    let mut any_rows: Vec<(i64, f64)> = match kept {
-        Some(rows) => rows,
-        None => {
-            let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
-            let like = topic.as_deref().map(|t| format!("{}/%", like_escape(t)));
-            // One BM25 pass: the any-term query, every match ranked. A document
-            // matching all terms gets the same BM25 under the AND query as under the
-            // OR query (same phrases, same statistics), so the all-terms ranking is
-            // the any-term ranking restricted to the documents in the (cheap,
-            // unscored) all-terms set.
-            let rows = st
-                .query_map(rusqlite::params![scored, tier, topic, like], |r| {
-                    Ok((r.get(0)?, r.get::<_, f64>(1)?))
-                })
-                .map_err(idx.err(op))?;
-            rows.collect::<Result<_, _>>().map_err(idx.err(op))?
-        }
-    };
-    bm25_order(&mut any_rows);
+    let scored = scored_terms(idx, &terms)?;
+    let any_rows = any_term_rows(idx, &scored, tier, topic.as_deref(), op)?;
     // Term walks and file names kept across retrieves (`ranged.rs`), at this version.
     let mut memo = crate::ranged::kept(idx, op)?;
-    let all_set: Option<HashSet<i64>> = if terms.terms.len() > 1 {
-        // The all-terms expression is the terms' clauses joined by AND, and FTS5
-        // matches `a AND b` on the rows matching both: the intersection of the
-        // clauses' kept walks (`ranged.rs`), which coverage asks for the same
-        // clauses anyway. Read with the full-text query when a walk is empty (an
-        // empty phrase drops out of an AND but matches nothing alone) or was not
-        // kept.
-        let clauses: Vec<String> = terms
-            .terms
-            .iter()
-            .map(|t| QueryTerms::clause(t, &idx.vocab))
-            .collect();
-        let kept = if idx.all_terms_by_query.get() {
-            None
-        } else {
-            crate::ranged::all_of(idx, &mut memo, crate::ranged::FtsTable::Files, &clauses, op)?
-        };
-        match kept {
-            Some(rows) => Some(rows.into_iter().collect()),
-            None => {
-                let mut st = idx
-                    .conn
-                    .prepare_cached("SELECT rowid FROM fts WHERE fts MATCH ?1")
-                    .map_err(idx.err(op))?;
-                let rows = st
-                    .query_map([&all], |r| r.get::<_, i64>(0))
-                    .map_err(idx.err(op))?;
-                Some(rows.collect::<Result<_, _>>().map_err(idx.err(op))?)
-            }
-        }
-    } else {
-        None
-    };
-    // Every match ranked as (row id, score, any-term rank, all-terms rank); a `Cand`,
-    // with its path and title, is made for the survivors only.
-    let mut ranked: Vec<(i64, f64, usize, Option<usize>)> = Vec::with_capacity(any_rows.len());
-    let mut all_count = 0;
-    for (i, (id, s)) in any_rows.into_iter().enumerate() {
-        let all_rank = match &all_set {
-            Some(set) if !set.contains(&id) => None,
-            _ => {
-                all_count += 1;
-                Some(all_count)
-            }
-        };
-        ranked.push((id, -s, i + 1, all_rank));
-    }
-    let fused = |r: &(i64, f64, usize, Option<usize>)| {
-        r.3.map_or(0.0, |a| ALL_TERMS_WEIGHT / (RRF_K + a as f64)) + 1.0 / (RRF_K + r.2 as f64)
-    };
-    let by_fused = |a: &(i64, f64, usize, Option<usize>), b: &(i64, f64, usize, Option<usize>)| {
-        fused(b)
-            .total_cmp(&fused(a))
-            .then(b.1.total_cmp(&a.1))
-            .then(a.0.cmp(&b.0))
-    };
-    // Only the first `limit` are kept: they are selected, then sorted. The order is
-    // total (row ids are distinct), so this is the full sort's head.
-    if ranked.len() > q.limit {
-        ranked.select_nth_unstable_by(q.limit - 1, by_fused);
-        ranked.truncate(q.limit);
-    }
-    ranked.sort_unstable_by(by_fused);
+    let all_set = all_terms_rows(idx, &mut memo, &terms, &all, op)?;
+    let ranked = rank(any_rows, all_set.as_ref(), q.limit);
     if ranked.is_empty() {
         return Ok(Vec::new());
     }
-    {
-        // Path and title of the survivors not kept from earlier retrieves, in one
-        // statement (the ids as one JSON array, each an index probe).
-        let ids: Vec<i64> = ranked
-            .iter()
-            .map(|r| r.0)
-            .filter(|id| memo.name(*id).is_none())
-            .collect();
-        if !ids.is_empty() {
-            let json = serde_json::to_string(&ids).map_err(|e| IndexError::Invalid {
-                path: idx.path.clone(),
-                message: format!("{op}: {e}"),
-            })?;
-            let mut st = idx
-                .conn
-                .prepare_cached(
-                    "SELECT f.id, f.path, f.title FROM json_each(?1) AS j
-                     CROSS JOIN files AS f ON f.id = j.value",
-                )
-                .map_err(idx.err(op))?;
-            let rows = st
-                .query_map([json], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .map_err(idx.err(op))?;
-            for row in rows {
-                let (id, path, title) = row.map_err(idx.err(op))?;
-                memo.keep_name(id, path, title);
-            }
-        }
-    }
-    let mut cands: Vec<Cand> = Vec::with_capacity(ranked.len());
-    for (id, score, _, all_rank) in ranked {
-        // A full-text row always has its `files` row (one transaction writes both);
-        // were one missing, this fails as the lookup of it alone did.
-        let (path, title) = memo
-            .name(id)
-            .cloned()
-            .ok_or(rusqlite::Error::QueryReturnedNoRows)
-            .map_err(idx.err(op))?;
-        cands.push(Cand {
-            id,
-            path,
-            title,
-            score,
-            all_rank,
-        });
-    }
+    let cands = named(idx, &mut memo, ranked, op)?;
     drop(memo);
     let decorated = q.decorate.unwrap_or(cands.len()).min(cands.len());
     let (mut matched, mut snippets, mut sections, coverage) =
@@ -374,6 +195,234 @@ pub(crate) fn search(idx: &Index, q: &LexicalQuery) -> Result<Vec<LexicalHit>, I
             }
         })
         .collect())
+}
+
+/// The terms the BM25 query scores. Terms in half the files or more score ~0 under
+/// BM25 yet cost a position read per file (see doc_freq.rs): they are left out of the
+/// scored query when a more informative term remains. They still count in the
+/// all-terms set.
+fn scored_terms<'t>(idx: &Index, terms: &'t QueryTerms) -> Result<Vec<&'t String>, IndexError> {
+    if terms.terms.len() <= 1 {
+        return Ok(terms.terms.iter().collect());
+    }
+    let (dfs, n) = crate::doc_freq::doc_freqs(idx, &terms.terms)?;
+    let informative: Vec<&String> = terms
+        .terms
+        .iter()
+        .zip(&dfs)
+        .filter(|(t, df)| (**df > 0 && **df * 2 < n) || !idx.vocab.aliases(t).is_empty())
+        .map(|(t, _)| t)
+        .collect();
+    Ok(
+        if n < 64 || informative.is_empty() || informative.len() == terms.terms.len() {
+            terms.terms.iter().collect()
+        } else {
+            informative
+        },
+    )
+}
+
+/// Every file matching any scored term, with its BM25 score, in `bm25_order`. Without
+/// filters the scores come from the postings kept per index version (`bm25.rs`), else
+/// from FTS5 over the FTS table joined to the filtered files.
+fn any_term_rows(
+    idx: &Index,
+    scored_terms: &[&String],
+    tier: Option<&'static str>,
+    topic: Option<&str>,
+    op: &'static str,
+) -> Result<Vec<(i64, f64)>, IndexError> {
+    let scored = scored_terms
+        .iter()
+        .map(|t| QueryTerms::clause(t, &idx.vocab))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    // The quoted strings of `scored`, in order: FTS5 numbers its phrases so.
+    let phrases: Vec<String> = scored_terms
+        .iter()
+        .flat_map(|t| {
+            std::iter::once(t.to_string())
+                .chain(idx.vocab.aliases(t).into_iter().map(str::to_owned))
+        })
+        .collect();
+    let filtered = tier.is_some() || topic.is_some();
+    let kept = if filtered {
+        None
+    } else {
+        crate::bm25::scored(idx, &phrases, &idx.weights)?
+    };
+    let mut rows: Vec<(i64, f64)> = match kept {
+        Some(rows) => rows,
+        None => {
+            let bm25 = idx.weights.sql();
+            // Ranked by `bm25_order` below, ties broken on the row id, which is a hash
+            // of the path (see `free_id`): the same in every build of the index,
+            // whatever order files were inserted in. Without filters the FTS table
+            // alone is scanned and ranked; path and title are fetched for the
+            // survivors only (a join per match doubles the cost of a query whose
+            // terms are in most files).
+            let sql = if filtered {
+                format!(
+                    "SELECT fts.rowid, {bm25} AS s FROM fts JOIN files f ON f.id = fts.rowid
+                     WHERE fts MATCH ?1 AND (?2 IS NULL OR f.tier = ?2)
+                       AND (?3 IS NULL OR f.topic = ?3 OR f.topic LIKE ?4 ESCAPE '\\')"
+                )
+            } else {
+                format!(
+                    "SELECT rowid, {bm25} AS s FROM fts
+                     WHERE fts MATCH ?1 AND ?2 IS NULL AND ?3 IS NULL AND ?4 IS NULL"
+                )
+            };
+            let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err(op))?;
+            let like = topic.map(|t| format!("{}/%", like_escape(t)));
+            // One BM25 pass: the any-term query, every match ranked. A document
+            // matching all terms gets the same BM25 under the AND query as under the
+            // OR query (same phrases, same statistics), so the all-terms ranking is
+            // the any-term ranking restricted to the documents in the (cheap,
+            // unscored) all-terms set.
+            let rows = st
+                .query_map(rusqlite::params![scored, tier, topic, like], |r| {
+                    Ok((r.get(0)?, r.get::<_, f64>(1)?))
+                })
+                .map_err(idx.err(op))?;
+            rows.collect::<Result<_, _>>().map_err(idx.err(op))?
+        }
+    };
+    bm25_order(&mut rows);
+    Ok(rows)
+}
+
+/// The files matching every term (`None` for a one-term query, where that is every
+/// match). The all-terms expression is the terms' clauses joined by AND, and FTS5
+/// matches `a AND b` on the rows matching both: the intersection of the clauses' kept
+/// walks (`ranged.rs`), which coverage asks for the same clauses anyway. Read with
+/// the full-text query `all` when a walk is empty (an empty phrase drops out of an AND
+/// but matches nothing alone) or was not kept.
+fn all_terms_rows(
+    idx: &Index,
+    memo: &mut crate::ranged::WalkMemo,
+    terms: &QueryTerms,
+    all: &str,
+    op: &'static str,
+) -> Result<Option<HashSet<i64>>, IndexError> {
+    if terms.terms.len() <= 1 {
+        return Ok(None);
+    }
+    let clauses: Vec<String> = terms
+        .terms
+        .iter()
+        .map(|t| QueryTerms::clause(t, &idx.vocab))
+        .collect();
+    let kept = if idx.all_terms_by_query.get() {
+        None
+    } else {
+        crate::ranged::all_of(idx, memo, crate::ranged::FtsTable::Files, &clauses, op)?
+    };
+    Ok(Some(match kept {
+        Some(rows) => rows.into_iter().collect(),
+        None => {
+            let mut st = idx
+                .conn
+                .prepare_cached("SELECT rowid FROM fts WHERE fts MATCH ?1")
+                .map_err(idx.err(op))?;
+            let rows = st
+                .query_map([all], |r| r.get::<_, i64>(0))
+                .map_err(idx.err(op))?;
+            rows.collect::<Result<_, _>>().map_err(idx.err(op))?
+        }
+    }))
+}
+
+/// A match ranked: row id, negated BM25 (higher is better), any-term rank, all-terms
+/// rank (`None` when it lacks a term).
+type Ranked = (i64, f64, usize, Option<usize>);
+
+/// The best `limit` matches by the two rankings fused (the all-terms rank weighs
+/// [`ALL_TERMS_WEIGHT`] times the any-term rank), then score, then row id; best first.
+fn rank(any_rows: Vec<(i64, f64)>, all_set: Option<&HashSet<i64>>, limit: usize) -> Vec<Ranked> {
+    let mut ranked: Vec<Ranked> = Vec::with_capacity(any_rows.len());
+    let mut all_count = 0;
+    for (i, (id, s)) in any_rows.into_iter().enumerate() {
+        let all_rank = match all_set {
+            Some(set) if !set.contains(&id) => None,
+            _ => {
+                all_count += 1;
+                Some(all_count)
+            }
+        };
+        ranked.push((id, -s, i + 1, all_rank));
+    }
+    let fused = |r: &Ranked| {
+        r.3.map_or(0.0, |a| ALL_TERMS_WEIGHT / (RRF_K + a as f64)) + 1.0 / (RRF_K + r.2 as f64)
+    };
+    let by_fused = |a: &Ranked, b: &Ranked| {
+        fused(b)
+            .total_cmp(&fused(a))
+            .then(b.1.total_cmp(&a.1))
+            .then(a.0.cmp(&b.0))
+    };
+    // Only the first `limit` are kept: they are selected, then sorted. The order is
+    // total (row ids are distinct), so this is the full sort's head.
+    if ranked.len() > limit {
+        ranked.select_nth_unstable_by(limit - 1, by_fused);
+        ranked.truncate(limit);
+    }
+    ranked.sort_unstable_by(by_fused);
+    ranked
+}
+
+/// The ranked matches with their paths and titles: those not kept from earlier
+/// retrieves are read in one statement (the ids as one JSON array, each an index
+/// probe) and kept.
+fn named(
+    idx: &Index,
+    memo: &mut crate::ranged::WalkMemo,
+    ranked: Vec<Ranked>,
+    op: &'static str,
+) -> Result<Vec<Cand>, IndexError> {
+    let ids: Vec<i64> = ranked
+        .iter()
+        .map(|r| r.0)
+        .filter(|id| memo.name(*id).is_none())
+        .collect();
+    if !ids.is_empty() {
+        let json = serde_json::to_string(&ids).map_err(|e| IndexError::Invalid {
+            path: idx.path.clone(),
+            message: format!("{op}: {e}"),
+        })?;
+        let mut st = idx
+            .conn
+            .prepare_cached(
+                "SELECT f.id, f.path, f.title FROM json_each(?1) AS j
+                 CROSS JOIN files AS f ON f.id = j.value",
+            )
+            .map_err(idx.err(op))?;
+        let rows = st
+            .query_map([json], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(idx.err(op))?;
+        for row in rows {
+            let (id, path, title) = row.map_err(idx.err(op))?;
+            memo.keep_name(id, path, title);
+        }
+    }
+    let mut cands: Vec<Cand> = Vec::with_capacity(ranked.len());
+    for (id, score, _, all_rank) in ranked {
+        // A full-text row always has its `files` row (one transaction writes both);
+        // were one missing, this fails as the lookup of it alone did.
+        let (path, title) = memo
+            .name(id)
+            .cloned()
+            .ok_or(rusqlite::Error::QueryReturnedNoRows)
+            .map_err(idx.err(op))?;
+        cands.push(Cand {
+            id,
+            path,
+            title,
+            score,
+            all_rank,
+        });
+    }
+    Ok(cands)
 }
 
 /// Sorts `(rowid, bm25)` rows as `ORDER BY bm25, rowid` would: lowest (best) BM25
