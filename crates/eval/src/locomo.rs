@@ -212,11 +212,6 @@ fn load_conversation(
     context: TurnContext,
     notes: &mut BTreeMap<String, u64>,
 ) -> Result<Group, EvalError> {
-    let mut note = |k: &str, n: u64| {
-        if n > 0 {
-            *notes.entry(k.to_owned()).or_default() += n;
-        }
-    };
     let conv = c
         .get("conversation")
         .and_then(Value::as_object)
@@ -226,6 +221,55 @@ fn load_conversation(
                 format!("{sample_id}: missing or non-object field `conversation`"),
             )
         })?;
+    let sessions = sessions_of(file, conv, sample_id)?;
+    let date_keys = conv.keys().filter(|k| k.ends_with("_date_time")).count();
+    note(
+        notes,
+        "locomo_date_keys_without_session",
+        date_keys.saturating_sub(sessions.len()) as u64,
+    );
+    let speakers: Vec<String> = ["speaker_a", "speaker_b"]
+        .iter()
+        .filter_map(|k| conv.get(*k).and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    let written = Written {
+        file,
+        sample_id,
+        speakers: &speakers,
+        granularity,
+        context,
+    };
+    let docs = written.documents(&sessions, notes)?;
+    let queries = questions(
+        file,
+        c,
+        sample_id,
+        granularity,
+        &sessions,
+        &docs.where_is,
+        notes,
+    )?;
+    Ok(Group {
+        id: sample_id.to_owned(),
+        docs: docs.docs,
+        queries,
+        ids: docs.ids,
+    })
+}
+
+/// Adds `n` to the note `k` (a count of what the loader rewrote or dropped).
+fn note(notes: &mut BTreeMap<String, u64>, k: &str, n: u64) {
+    if n > 0 {
+        *notes.entry(k.to_owned()).or_default() += n;
+    }
+}
+
+/// The conversation's `session_N` lists with their dates, in N order.
+fn sessions_of(
+    file: &Path,
+    conv: &serde_json::Map<String, Value>,
+    sample_id: &str,
+) -> Result<Vec<Session>, EvalError> {
     let session_re =
         Regex::new(r"^session_(\d+)$").map_err(|e| EvalError::data(file, e.to_string()))?;
     let mut sessions = Vec::new();
@@ -272,131 +316,197 @@ fn load_conversation(
             format!("{sample_id}: conversation has no session_N lists"),
         ));
     }
-    let date_keys = conv.keys().filter(|k| k.ends_with("_date_time")).count();
-    note(
-        "locomo_date_keys_without_session",
-        date_keys.saturating_sub(sessions.len()) as u64,
-    );
+    Ok(sessions)
+}
 
-    let conv_slug = slugify(sample_id, 60);
-    let speakers: Vec<String> = ["speaker_a", "speaker_b"]
-        .iter()
-        .filter_map(|k| conv.get(*k).and_then(Value::as_str).map(str::to_owned))
-        .collect();
+/// How one conversation's memories are written.
+struct Written<'a> {
+    file: &'a Path,
+    sample_id: &'a str,
+    speakers: &'a [String],
+    granularity: Granularity,
+    context: TurnContext,
+}
 
-    // dia_id -> (turn path, session path)
-    let mut where_is: BTreeMap<String, (String, String)> = BTreeMap::new();
-    let mut docs = Vec::new();
-    let mut ids = BTreeMap::new();
-    let mut duplicates = 0;
-    for s in &sessions {
-        let session_path = format!("facts/{conv_slug}/s{:02}.md", s.n);
-        let mut lines = vec![format!(
-            "[{}] Conversation between {}.",
-            s.day,
-            speakers.join(" and ")
-        )];
-        let mut who = BTreeSet::new();
-        let mut last_turn: Option<String> = None;
-        let mut before_last: Option<String> = None;
-        // Whether the last turn's own words (not its image caption) end in a question.
-        let mut last_asked = false;
-        for t in &s.turns {
-            let dia = normalise_evidence(&t.dia_id);
-            let [dia] = dia.as_slice() else {
-                return Err(EvalError::data(
-                    file,
-                    format!(
-                        "{sample_id} session_{}: turn dia_id {:?} is not of the form D<session>:<turn>",
-                        s.n, t.dia_id
-                    ),
-                ));
-            };
-            let turn_path = format!("facts/{conv_slug}/s{:02}/{}.md", s.n, slugify(dia, 40));
-            if where_is.contains_key(dia) {
-                duplicates += 1;
-                continue;
-            }
-            where_is.insert(dia.clone(), (turn_path.clone(), session_path.clone()));
-            let mut text = format!("{}: {}", t.speaker, t.text.trim());
-            let caption = t
-                .blip_caption
-                .as_deref()
-                .map(str::trim)
-                .filter(|c| !c.is_empty());
-            if let Some(cap) = caption {
-                text.push_str(&format!(" (image: {cap})"));
-            }
-            who.insert(t.speaker.clone());
-            // How the next turns quote this one: the end of its words (a question
-            // is asked last), then the image it shared, whole (a reply often
-            // reacts to the picture).
-            let mut quote = quote_end(&t.speaker, &t.text);
-            if let Some(cap) = caption {
-                quote.push_str(&format!(" (image: {cap})"));
-            }
-            let previous = last_turn.replace(quote);
-            let earlier = std::mem::replace(&mut before_last, previous.clone());
-            let asked = std::mem::replace(&mut last_asked, t.text.trim_end().ends_with('?'));
-            match granularity {
-                Granularity::Turn => {
-                    let front = Front {
-                        title: title(&format!("{}: ", t.speaker), &t.text, 60),
-                        entities: vec![format!("{} (person)", t.speaker)],
-                        created: Some(&s.created),
-                        source: format!("locomo:{sample_id}:{dia}"),
-                    };
-                    // Context, quoted: the turn it answers ("A sunset." means nothing
-                    // without "What did you paint?"), and for a short turn also what it
-                    // reacts to ("Three times a week" needs "How often do you work
-                    // out?" and the workouts that question is about). Only the end of
-                    // a quoted turn: that is what a reply responds to, and a whole
-                    // turn would speak louder than the reply's own words.
-                    let short = t.text.split_whitespace().count() < SHORT_TURN_WORDS;
-                    let mut quoted: Vec<String> = Vec::new();
-                    let quoting = context == TurnContext::Quoted;
-                    if quoting && asked && short {
-                        quoted.extend(earlier.clone());
-                    }
-                    if quoting && (asked || short) {
-                        quoted.extend(previous.clone());
-                    }
-                    let body = if quoted.is_empty() {
-                        format!("[{}] {text}", s.day)
-                    } else {
-                        format!("[{}] {text}\n\n> {}", s.day, quoted.join("\n>\n> "))
-                    };
-                    docs.push(Doc {
-                        path: turn_path.clone(),
-                        content: render(&front, &body),
-                    });
-                    ids.insert(turn_path, dia.clone());
+/// A conversation's memory files, their gold ids, and where each turn went.
+struct Documents {
+    docs: Vec<Doc>,
+    ids: BTreeMap<String, String>,
+    /// dia_id → (turn path, session path).
+    where_is: BTreeMap<String, (String, String)>,
+}
+
+/// What the next turns quote of the turns before them (see [`Written::turn_doc`]).
+#[derive(Default)]
+struct Quotes {
+    last_turn: Option<String>,
+    before_last: Option<String>,
+    /// Whether the last turn's own words (not its image caption) end in a question.
+    last_asked: bool,
+}
+
+impl Written<'_> {
+    /// One memory per turn, or per session, by the granularity.
+    fn documents(
+        &self,
+        sessions: &[Session],
+        notes: &mut BTreeMap<String, u64>,
+    ) -> Result<Documents, EvalError> {
+        let conv_slug = slugify(self.sample_id, 60);
+        let mut out = Documents {
+            docs: Vec::new(),
+            ids: BTreeMap::new(),
+            where_is: BTreeMap::new(),
+        };
+        let mut duplicates = 0;
+        for s in sessions {
+            let session_path = format!("facts/{conv_slug}/s{:02}.md", s.n);
+            let mut lines = vec![format!(
+                "[{}] Conversation between {}.",
+                s.day,
+                self.speakers.join(" and ")
+            )];
+            let mut who = BTreeSet::new();
+            let mut quotes = Quotes::default();
+            for t in &s.turns {
+                let dia = normalise_evidence(&t.dia_id);
+                let [dia] = dia.as_slice() else {
+                    return Err(EvalError::data(
+                        self.file,
+                        format!(
+                            "{} session_{}: turn dia_id {:?} is not of the form D<session>:<turn>",
+                            self.sample_id, s.n, t.dia_id
+                        ),
+                    ));
+                };
+                let turn_path = format!("facts/{conv_slug}/s{:02}/{}.md", s.n, slugify(dia, 40));
+                if out.where_is.contains_key(dia) {
+                    duplicates += 1;
+                    continue;
                 }
-                Granularity::Session => lines.push(text),
+                out.where_is
+                    .insert(dia.clone(), (turn_path.clone(), session_path.clone()));
+                who.insert(t.speaker.clone());
+                match self.granularity {
+                    Granularity::Turn => {
+                        out.docs
+                            .push(self.turn_doc(s, t, dia, &turn_path, &mut quotes));
+                        out.ids.insert(turn_path, dia.clone());
+                    }
+                    Granularity::Session => lines.push(turn_text(t)),
+                }
+            }
+            if self.granularity == Granularity::Session && !s.turns.is_empty() {
+                let names: Vec<&str> = who.iter().map(String::as_str).collect();
+                let front = Front {
+                    title: format!("{}, session {} ({})", names.join(" and "), s.n, s.day),
+                    entities: who.iter().map(|w| format!("{w} (person)")).collect(),
+                    created: Some(&s.created),
+                    source: format!("locomo:{}:session_{}", self.sample_id, s.n),
+                };
+                out.docs.push(Doc {
+                    path: session_path.clone(),
+                    content: render(&front, &lines.join("\n")),
+                });
+                out.ids.insert(session_path, format!("session_{}", s.n));
             }
         }
-        if granularity == Granularity::Session && !s.turns.is_empty() {
-            let names: Vec<&str> = who.iter().map(String::as_str).collect();
-            let front = Front {
-                title: format!("{}, session {} ({})", names.join(" and "), s.n, s.day),
-                entities: who.iter().map(|w| format!("{w} (person)")).collect(),
-                created: Some(&s.created),
-                source: format!("locomo:{sample_id}:session_{}", s.n),
-            };
-            docs.push(Doc {
-                path: session_path.clone(),
-                content: render(&front, &lines.join("\n")),
-            });
-            ids.insert(session_path, format!("session_{}", s.n));
+        note(notes, "locomo_duplicate_dia_ids", duplicates);
+        Ok(out)
+    }
+
+    /// A turn's memory. Context, quoted: the turn it answers ("A sunset." means nothing
+    /// without "What did you paint?"), and for a short turn also what it reacts to
+    /// ("Three times a week" needs "How often do you work out?" and the workouts that
+    /// question is about). Only the end of a quoted turn: that is what a reply
+    /// responds to, and a whole turn would speak louder than the reply's own words.
+    fn turn_doc(
+        &self,
+        s: &Session,
+        t: &Turn,
+        dia: &str,
+        turn_path: &str,
+        quotes: &mut Quotes,
+    ) -> Doc {
+        let (previous, earlier, asked) = quotes.next(t);
+        let front = Front {
+            title: title(&format!("{}: ", t.speaker), &t.text, 60),
+            entities: vec![format!("{} (person)", t.speaker)],
+            created: Some(&s.created),
+            source: format!("locomo:{}:{dia}", self.sample_id),
+        };
+        let short = t.text.split_whitespace().count() < SHORT_TURN_WORDS;
+        let mut quoted: Vec<String> = Vec::new();
+        let quoting = self.context == TurnContext::Quoted;
+        if quoting && asked && short {
+            quoted.extend(earlier);
+        }
+        if quoting && (asked || short) {
+            quoted.extend(previous);
+        }
+        let text = turn_text(t);
+        let body = if quoted.is_empty() {
+            format!("[{}] {text}", s.day)
+        } else {
+            format!("[{}] {text}\n\n> {}", s.day, quoted.join("\n>\n> "))
+        };
+        Doc {
+            path: turn_path.to_owned(),
+            content: render(&front, &body),
         }
     }
-    note("locomo_duplicate_dia_ids", duplicates);
+}
 
+impl Quotes {
+    /// Moves past turn `t`; returns the turn before it and the one before that (as
+    /// quoted), and whether the turn before it asked a question.
+    fn next(&mut self, t: &Turn) -> (Option<String>, Option<String>, bool) {
+        // How the next turns quote this one: the end of its words (a question is asked
+        // last), then the image it shared, whole (a reply often reacts to the picture).
+        let mut quote = quote_end(&t.speaker, &t.text);
+        if let Some(cap) = caption(t) {
+            quote.push_str(&format!(" (image: {cap})"));
+        }
+        let previous = self.last_turn.replace(quote);
+        let earlier = std::mem::replace(&mut self.before_last, previous.clone());
+        let asked = std::mem::replace(&mut self.last_asked, t.text.trim_end().ends_with('?'));
+        (previous, earlier, asked)
+    }
+}
+
+/// The turn's image caption, if it has one.
+fn caption(t: &Turn) -> Option<&str> {
+    t.blip_caption
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+}
+
+/// A turn as written: its speaker, its words and the image it shared.
+fn turn_text(t: &Turn) -> String {
+    let mut text = format!("{}: {}", t.speaker, t.text.trim());
+    if let Some(cap) = caption(t) {
+        text.push_str(&format!(" (image: {cap})"));
+    }
+    text
+}
+
+/// The conversation's questions, each with its gold memories (the turns or sessions
+/// its evidence names); category 5 is unanswerable. They were written after the
+/// conversation: they are asked at its last session ("in June" is the June before
+/// it, not the one before the clock).
+fn questions(
+    file: &Path,
+    c: &Value,
+    sample_id: &str,
+    granularity: Granularity,
+    sessions: &[Session],
+    where_is: &BTreeMap<String, (String, String)>,
+    notes: &mut BTreeMap<String, u64>,
+) -> Result<Vec<EvalQuery>, EvalError> {
     let qa = c.get("qa").and_then(Value::as_array).ok_or_else(|| {
         EvalError::data(file, format!("{sample_id}: missing or non-list field `qa`"))
     })?;
-    // The questions were written after the conversation: they are asked at its last
-    // session ("in June" is the June before it, not the one before the clock).
     let asked_at = sessions
         .iter()
         .filter_map(|s| s.created.parse::<jiff::Timestamp>().ok())
@@ -413,40 +523,7 @@ fn load_conversation(
         let label = if q.category == 5 {
             Label::Unanswerable
         } else {
-            let mut evidence = Vec::new();
-            for e in &q.evidence {
-                let found = normalise_evidence(e);
-                match found.as_slice() {
-                    [] => note("locomo_evidence_unparsable", 1),
-                    [one] if one != e => note("locomo_evidence_rewritten", 1),
-                    [_] => {}
-                    _ => note("locomo_evidence_split", 1),
-                }
-                evidence.extend(found);
-            }
-            let evidence = dedup(evidence);
-            let known: Vec<&(String, String)> =
-                evidence.iter().filter_map(|d| where_is.get(d)).collect();
-            note(
-                "locomo_evidence_unknown_dropped",
-                (evidence.len() - known.len()) as u64,
-            );
-            let units: Vec<String> = known
-                .iter()
-                .map(|(turn, session)| match granularity {
-                    Granularity::Turn => turn.clone(),
-                    Granularity::Session => session.clone(),
-                })
-                .collect();
-            if units.is_empty() {
-                note("locomo_no_evidence_skipped", 1);
-                Label::Skipped
-            } else {
-                Label::Answerable {
-                    gold: dedup(units.clone()),
-                    units,
-                }
-            }
+            gold_of(&q, granularity, where_is, notes)
         };
         queries.push(EvalQuery {
             id: format!("{sample_id}:q{i}"),
@@ -456,12 +533,51 @@ fn load_conversation(
             asked_at,
         });
     }
-    Ok(Group {
-        id: sample_id.to_owned(),
-        docs,
-        queries,
-        ids,
-    })
+    Ok(queries)
+}
+
+/// An answerable question's label: the memories its evidence turns are in (skipped
+/// when none is known).
+fn gold_of(
+    q: &Qa,
+    granularity: Granularity,
+    where_is: &BTreeMap<String, (String, String)>,
+    notes: &mut BTreeMap<String, u64>,
+) -> Label {
+    let mut evidence = Vec::new();
+    for e in &q.evidence {
+        let found = normalise_evidence(e);
+        match found.as_slice() {
+            [] => note(notes, "locomo_evidence_unparsable", 1),
+            [one] if one != e => note(notes, "locomo_evidence_rewritten", 1),
+            [_] => {}
+            _ => note(notes, "locomo_evidence_split", 1),
+        }
+        evidence.extend(found);
+    }
+    let evidence = dedup(evidence);
+    let known: Vec<&(String, String)> = evidence.iter().filter_map(|d| where_is.get(d)).collect();
+    note(
+        notes,
+        "locomo_evidence_unknown_dropped",
+        (evidence.len() - known.len()) as u64,
+    );
+    let units: Vec<String> = known
+        .iter()
+        .map(|(turn, session)| match granularity {
+            Granularity::Turn => turn.clone(),
+            Granularity::Session => session.clone(),
+        })
+        .collect();
+    if units.is_empty() {
+        note(notes, "locomo_no_evidence_skipped", 1);
+        Label::Skipped
+    } else {
+        Label::Answerable {
+            gold: dedup(units.clone()),
+            units,
+        }
+    }
 }
 
 #[cfg(test)]
