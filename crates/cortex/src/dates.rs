@@ -308,62 +308,34 @@ pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
     (out.into_owned(), found)
 }
 
+/// What a matched date says: the date, whether it is coarse (a month, a week, a
+/// year), and how the text says it now (`None`: as written).
+type Interpreted = (Date, bool, Option<String>);
+
+/// The date one match of [`RE`] says, by which of its forms matched; `None` when it
+/// says none (a weekday in a habit, a day of the month that does not exist).
 fn interpret(
     c: &Captures,
     anchor: Date,
     month: Option<Date>,
     context: Context,
-) -> Option<(Date, bool, Option<String>)> {
+) -> Option<Interpreted> {
     let g = |n: &str| c.name(n).map(|m| m.as_str());
     if let Some(iso) = g("iso") {
         return iso.parse::<Date>().ok().map(|d| (d, false, None));
     }
     if let (Some(d), Some(m)) = (g("dm_d"), g("dm_m")) {
-        let (day, month) = (d.parse::<i8>().ok()?, month_of(m)?);
-        return Some(match g("dm_y").and_then(|y| y.parse::<i16>().ok()) {
-            Some(y) => (Date::new(y, month, day).ok()?, false, None),
-            None => {
-                let date = year_shift(g("dm_rel"), anchor, month, day, context.way)?;
-                (date, false, Some(format!("{d} {m} {}", date.year())))
-            }
+        return day_in_month(d, m, g("dm_y"), g("dm_rel"), anchor, context, |y| {
+            format!("{d} {m} {y}")
         });
     }
     if let (Some(m), Some(d)) = (g("md_m"), g("md_d")) {
-        let (day, month) = (d.parse::<i8>().ok()?, month_of(m)?);
-        return Some(match g("md_y").and_then(|y| y.parse::<i16>().ok()) {
-            Some(y) => (Date::new(y, month, day).ok()?, false, None),
-            None => {
-                let date = year_shift(g("md_rel"), anchor, month, day, context.way)?;
-                (date, false, Some(format!("{m} {d}, {}", date.year())))
-            }
+        return day_in_month(d, m, g("md_y"), g("md_rel"), anchor, context, |y| {
+            format!("{m} {d}, {y}")
         });
     }
     if let (Some(rel), Some(m)) = (g("rel_m"), g("rel_mn")) {
-        let month = month_of(m)?;
-        // "may" is also a verb: "in may" is a month, "I may" is not matched here.
-        if let Some(y) = g("rel_my").and_then(|y| y.parse::<i16>().ok()) {
-            return Some((Date::new(y, month, 1).ok()?, true, None));
-        }
-        let rel_l = rel.to_lowercase();
-        let year = match rel_l.as_str() {
-            "next" if month <= anchor.month() => anchor.year() + 1,
-            "next" => anchor.year(),
-            "last" if month >= anchor.month() => anchor.year() - 1,
-            "last" => anchor.year(),
-            "since" if month > anchor.month() => anchor.year() - 1,
-            "in" | "this" | "by" | "until"
-                if month < anchor.month() && anchor.month() - month > 6 =>
-            {
-                anchor.year() + 1
-            }
-            _ => anchor.year(),
-        };
-        let date = Date::new(year, month, 1).ok()?;
-        let prep = match rel_l.as_str() {
-            "since" | "until" | "by" => rel.to_owned(),
-            _ => "in".to_owned(),
-        };
-        return Some((date, true, Some(format!("{prep} {m} {year}"))));
+        return relative_month(rel, m, g("rel_my"), anchor);
     }
     if let (Some(m), Some(y)) = (g("my_m"), g("my_y")) {
         return Some((
@@ -373,148 +345,232 @@ fn interpret(
         ));
     }
     if let (Some(n), Some(u)) = (g("ago_n"), g("ago_u")) {
-        let n = small_number(n)?;
-        let date = match u.to_lowercase().as_str() {
-            "day" => anchor.checked_sub(n.days()).ok()?,
-            "week" => anchor.checked_sub((7 * n).days()).ok()?,
-            "month" => anchor.checked_sub(n.months()).ok()?,
-            _ => anchor.checked_sub(n.years()).ok()?,
-        };
-        let coarse = !u.eq_ignore_ascii_case("day");
-        let text = if coarse {
-            format!("around {}", spoken(date))
-        } else {
-            format!("on {}", spoken(date))
-        };
-        return Some((date, coarse, Some(text)));
+        return ago(n, u, anchor);
     }
     if let (Some(rel), Some(wd)) = (g("rel_w"), g("rel_wd")) {
-        // "on Friday, the 20th": the day of the month says which Friday; it is
-        // resolved next, by itself.
-        if context.day_follows {
-            return None;
-        }
-        // "on Friday" is the coming one, unless the clause is told in the past
-        // ("I picked it up on Friday", "he died on Saturday"): then the last one.
-        let rel = match (rel.to_lowercase().as_str(), context.tense) {
-            ("on", Tense::Past) => "last",
-            _ => rel,
-        };
-        let day = weekday_of(wd)?;
-        let date = weekday_rel(anchor, rel, day);
-        let name = weekday_name(day);
-        let wd = if name.eq_ignore_ascii_case(wd) {
-            wd
-        } else {
-            name
-        };
-        return Some((date, false, Some(on_weekday(wd, date))));
+        return relative_weekday(rel, wd, anchor, context);
     }
     if let Some(wd) = g("bare_wd") {
-        // A weekday with no word before it ("we had a leaving curry on the curry mile
-        // tuesday") is a date only in a clause told in the past: the last one. Else it
-        // is as often a habit or a schedule ("office days are tuesday and wednesday"),
-        // as is "every tuesday" in any tense; only the full name, since "wed" and "sat"
-        // are words of their own.
-        if context.day_follows || context.tense != Tense::Past || g("bare_every").is_some() {
-            return None;
-        }
-        let day = weekday_of(wd)?;
-        let date = weekday_rel(anchor, "last", day);
-        return Some((date, false, Some(on_weekday(weekday_name(day), date))));
+        return bare_weekday(wd, g("bare_every").is_some(), anchor, context);
     }
     if let (Some(rel), Some(u)) = (g("rel_u"), g("rel_uu")) {
-        let rel = rel.to_lowercase();
-        let sign: i64 = match rel.as_str() {
-            "next" => 1,
-            "last" => -1,
-            _ => 0,
-        };
-        return Some(match u.to_lowercase().as_str() {
-            "year" => {
-                let y = anchor.year() as i64 + sign;
-                (
-                    Date::new(y as i16, 1, 1).ok()?,
-                    true,
-                    Some(format!("in {y}")),
-                )
-            }
-            "month" => {
-                let d = anchor.checked_add((sign).months()).ok()?.first_of_month();
-                let name = MONTHS[(d.month() - 1) as usize];
-                let mut name = name.to_owned();
-                if let Some(f) = name.get_mut(..1) {
-                    f.make_ascii_uppercase();
-                }
-                (d, true, Some(format!("in {name} {}", d.year())))
-            }
-            "weekend" => {
-                let d = weekday_rel(
-                    anchor,
-                    if sign > 0 {
-                        "next"
-                    } else if sign < 0 {
-                        "last"
-                    } else {
-                        "this"
-                    },
-                    Weekday::Saturday,
-                );
-                (d, false, Some(format!("on the weekend of {}", spoken(d))))
-            }
-            _ => {
-                let d = anchor.checked_add((7 * sign).days()).ok()?;
-                let text = match sign {
-                    1 => format!("in the week after {}", spoken(anchor)),
-                    -1 => format!("in the week before {}", spoken(anchor)),
-                    _ => format!("in the week of {}", spoken(anchor)),
-                };
-                (d, true, Some(text))
-            }
-        });
+        return relative_unit(rel, u, anchor);
     }
     if let Some(n) = g("the_n") {
-        let day: i8 = n.parse().ok()?;
-        if let Some(m) = month {
-            let date = Date::new(m.year(), m.month(), day).ok()?;
-            return Some((date, false, Some(spoken(date))));
-        }
-        let this_month = Date::new(anchor.year(), anchor.month(), day).ok();
-        let date = match this_month {
-            // "my scan is on the 27th": the coming one.
-            Some(d) if context.tense == Tense::Coming && d >= anchor => d,
-            Some(_) if context.tense == Tense::Coming => {
-                let next = anchor.checked_add(1.month()).ok()?;
-                Date::new(next.year(), next.month(), day).ok()?
-            }
-            // Otherwise the one just gone, as a day said alone most often is.
-            Some(d) if d <= anchor => d,
-            _ => {
-                let prev = anchor.checked_sub(1.month()).ok()?;
-                Date::new(prev.year(), prev.month(), day).ok()?
-            }
-        };
-        return Some((date, false, Some(spoken(date))));
+        return day_of_month(n, month, anchor, context);
     }
     if let Some(w) = g("word") {
-        let w = w.to_lowercase();
-        let offset: i64 = if w.starts_with("the day before") {
-            -2
-        } else if w == "yesterday" || w == "last night" {
-            -1
-        } else if w == "tomorrow" {
-            1
-        } else {
-            0
-        };
-        let date = anchor.checked_add(offset.days()).ok()?;
-        return Some((date, false, Some(format!("on {}", spoken(date)))));
+        return day_word(w, anchor);
     }
     if let Some(y) = g("yr") {
         let date = Date::new(y.parse().ok()?, 1, 1).ok()?;
         return Some((date, true, None));
     }
     None
+}
+
+/// "8 May", "May 8th" (with a year, or the year the clause means: `year_shift`),
+/// written back with its year by `written`.
+fn day_in_month(
+    d: &str,
+    m: &str,
+    year: Option<&str>,
+    rel: Option<&str>,
+    anchor: Date,
+    context: Context,
+    written: impl Fn(i16) -> String,
+) -> Option<Interpreted> {
+    let (day, month) = (d.parse::<i8>().ok()?, month_of(m)?);
+    Some(match year.and_then(|y| y.parse::<i16>().ok()) {
+        Some(y) => (Date::new(y, month, day).ok()?, false, None),
+        None => {
+            let date = year_shift(rel, anchor, month, day, context.way)?;
+            (date, false, Some(written(date.year())))
+        }
+    })
+}
+
+/// "in May", "next March", "since January", "by June 2026": the month's first day,
+/// coarse.
+fn relative_month(rel: &str, m: &str, year: Option<&str>, anchor: Date) -> Option<Interpreted> {
+    let month = month_of(m)?;
+    // "may" is also a verb: "in may" is a month, "I may" is not matched here.
+    if let Some(y) = year.and_then(|y| y.parse::<i16>().ok()) {
+        return Some((Date::new(y, month, 1).ok()?, true, None));
+    }
+    let rel_l = rel.to_lowercase();
+    let year = match rel_l.as_str() {
+        "next" if month <= anchor.month() => anchor.year() + 1,
+        "next" => anchor.year(),
+        "last" if month >= anchor.month() => anchor.year() - 1,
+        "last" => anchor.year(),
+        "since" if month > anchor.month() => anchor.year() - 1,
+        "in" | "this" | "by" | "until" if month < anchor.month() && anchor.month() - month > 6 => {
+            anchor.year() + 1
+        }
+        _ => anchor.year(),
+    };
+    let date = Date::new(year, month, 1).ok()?;
+    let prep = match rel_l.as_str() {
+        "since" | "until" | "by" => rel.to_owned(),
+        _ => "in".to_owned(),
+    };
+    Some((date, true, Some(format!("{prep} {m} {year}"))))
+}
+
+/// "three days ago", "2 weeks ago": coarse unless counted in days.
+fn ago(n: &str, u: &str, anchor: Date) -> Option<Interpreted> {
+    let n = small_number(n)?;
+    let date = match u.to_lowercase().as_str() {
+        "day" => anchor.checked_sub(n.days()).ok()?,
+        "week" => anchor.checked_sub((7 * n).days()).ok()?,
+        "month" => anchor.checked_sub(n.months()).ok()?,
+        _ => anchor.checked_sub(n.years()).ok()?,
+    };
+    let coarse = !u.eq_ignore_ascii_case("day");
+    let text = if coarse {
+        format!("around {}", spoken(date))
+    } else {
+        format!("on {}", spoken(date))
+    };
+    Some((date, coarse, Some(text)))
+}
+
+/// "on Friday", "next Tuesday", "last Sunday".
+fn relative_weekday(rel: &str, wd: &str, anchor: Date, context: Context) -> Option<Interpreted> {
+    // "on Friday, the 20th": the day of the month says which Friday; it is resolved
+    // next, by itself.
+    if context.day_follows {
+        return None;
+    }
+    // "on Friday" is the coming one, unless the clause is told in the past ("I picked
+    // it up on Friday", "he died on Saturday"): then the last one.
+    let rel = match (rel.to_lowercase().as_str(), context.tense) {
+        ("on", Tense::Past) => "last",
+        _ => rel,
+    };
+    let day = weekday_of(wd)?;
+    let date = weekday_rel(anchor, rel, day);
+    let name = weekday_name(day);
+    let wd = if name.eq_ignore_ascii_case(wd) {
+        wd
+    } else {
+        name
+    };
+    Some((date, false, Some(on_weekday(wd, date))))
+}
+
+/// A weekday with no word before it ("we had a leaving curry on the curry mile
+/// tuesday") is a date only in a clause told in the past: the last one. Else it is as
+/// often a habit or a schedule ("office days are tuesday and wednesday"), as is "every
+/// tuesday" in any tense; only the full name, since "wed" and "sat" are words of
+/// their own.
+fn bare_weekday(wd: &str, every: bool, anchor: Date, context: Context) -> Option<Interpreted> {
+    if context.day_follows || context.tense != Tense::Past || every {
+        return None;
+    }
+    let day = weekday_of(wd)?;
+    let date = weekday_rel(anchor, "last", day);
+    Some((date, false, Some(on_weekday(weekday_name(day), date))))
+}
+
+/// "next year", "last month", "this weekend", "next week".
+fn relative_unit(rel: &str, u: &str, anchor: Date) -> Option<Interpreted> {
+    let sign: i64 = match rel.to_lowercase().as_str() {
+        "next" => 1,
+        "last" => -1,
+        _ => 0,
+    };
+    Some(match u.to_lowercase().as_str() {
+        "year" => {
+            let y = anchor.year() as i64 + sign;
+            (
+                Date::new(y as i16, 1, 1).ok()?,
+                true,
+                Some(format!("in {y}")),
+            )
+        }
+        "month" => {
+            let d = anchor.checked_add((sign).months()).ok()?.first_of_month();
+            let name = MONTHS[(d.month() - 1) as usize];
+            let mut name = name.to_owned();
+            if let Some(f) = name.get_mut(..1) {
+                f.make_ascii_uppercase();
+            }
+            (d, true, Some(format!("in {name} {}", d.year())))
+        }
+        "weekend" => {
+            let d = weekday_rel(
+                anchor,
+                if sign > 0 {
+                    "next"
+                } else if sign < 0 {
+                    "last"
+                } else {
+                    "this"
+                },
+                Weekday::Saturday,
+            );
+            (d, false, Some(format!("on the weekend of {}", spoken(d))))
+        }
+        _ => {
+            let d = anchor.checked_add((7 * sign).days()).ok()?;
+            let text = match sign {
+                1 => format!("in the week after {}", spoken(anchor)),
+                -1 => format!("in the week before {}", spoken(anchor)),
+                _ => format!("in the week of {}", spoken(anchor)),
+            };
+            (d, true, Some(text))
+        }
+    })
+}
+
+/// "the 27th": in the month said before it if any; else the coming one in a clause
+/// about what is coming, otherwise the one just gone.
+fn day_of_month(
+    n: &str,
+    month: Option<Date>,
+    anchor: Date,
+    context: Context,
+) -> Option<Interpreted> {
+    let day: i8 = n.parse().ok()?;
+    if let Some(m) = month {
+        let date = Date::new(m.year(), m.month(), day).ok()?;
+        return Some((date, false, Some(spoken(date))));
+    }
+    let this_month = Date::new(anchor.year(), anchor.month(), day).ok();
+    let date = match this_month {
+        // "my scan is on the 27th": the coming one.
+        Some(d) if context.tense == Tense::Coming && d >= anchor => d,
+        Some(_) if context.tense == Tense::Coming => {
+            let next = anchor.checked_add(1.month()).ok()?;
+            Date::new(next.year(), next.month(), day).ok()?
+        }
+        // Otherwise the one just gone, as a day said alone most often is.
+        Some(d) if d <= anchor => d,
+        _ => {
+            let prev = anchor.checked_sub(1.month()).ok()?;
+            Date::new(prev.year(), prev.month(), day).ok()?
+        }
+    };
+    Some((date, false, Some(spoken(date))))
+}
+
+/// "yesterday", "last night", "the day before yesterday", "tomorrow", and the words
+/// for today ("tonight", "this morning").
+fn day_word(w: &str, anchor: Date) -> Option<Interpreted> {
+    let w = w.to_lowercase();
+    let offset: i64 = if w.starts_with("the day before") {
+        -2
+    } else if w == "yesterday" || w == "last night" {
+        -1
+    } else if w == "tomorrow" {
+        1
+    } else {
+        0
+    };
+    let date = anchor.checked_add(offset.days()).ok()?;
+    Some((date, false, Some(format!("on {}", spoken(date)))))
 }
 
 #[cfg(test)]
