@@ -28,7 +28,7 @@ pub struct Dated {
 /// One atomic fact about one subject, before reconciliation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fact {
-    /// What the fact is about: a named entity ("Acme Robotics") or `User`.
+    /// What the fact is about: a named entity ("Northwind Traders") or `User`.
     pub subject: String,
     pub tier: Tier,
     /// `work`, `travel`, …; existing topics are reused.
@@ -46,7 +46,7 @@ pub struct Fact {
     /// the memories holding the old one.
     #[serde(default)]
     pub slot: Option<String>,
-    /// The fact says the subject's slot ended ("last day at Acme").
+    /// The fact says the subject's slot ended ("last day at Northwind").
     #[serde(default)]
     pub ends_slot: bool,
     #[serde(default)]

@@ -452,23 +452,30 @@ impl<'e> Staged<'e> {
         let key = fact.subject_key();
         let home = home_of(&fact, &key)?;
         let flagged = self.repair_references(&mut fact, &key, &home, extractor)?;
-        let (path, mut memory, mut verdict, is_new) =
-            match self.destination(&fact, &key, &home, source, when, extractor)? {
-                Destination::Duplicate(path) => {
-                    return Ok(Outcome {
-                        verdict: Verdict::Duplicate,
-                        path,
-                        superseded: Vec::new(),
-                        flagged,
-                    });
-                }
-                Destination::Into {
+        let placing = Placing {
+            fact: &fact,
+            key: &key,
+            home: &home,
+            source,
+            when,
+            extractor,
+        };
+        let (path, mut memory, mut verdict, is_new) = match self.destination(&placing)? {
+            Destination::Duplicate(path) => {
+                return Ok(Outcome {
+                    verdict: Verdict::Duplicate,
                     path,
-                    memory,
-                    verdict,
-                    is_new,
-                } => (path, *memory, verdict, is_new),
-            };
+                    superseded: Vec::new(),
+                    flagged,
+                });
+            }
+            Destination::Into {
+                path,
+                memory,
+                verdict,
+                is_new,
+            } => (path, *memory, verdict, is_new),
+        };
         merge_fields(&mut memory, &fact, source, when, extractor)?;
         let mut superseded = self.supersede_slot_holders(&mut memory, &fact, &key, &path, when)?;
         if superseded.is_empty()
@@ -573,15 +580,8 @@ impl<'e> Staged<'e> {
     /// Where the fact goes: the memory already about its subject (extended, or a
     /// duplicate when it holds every sentence), one a judge names with subject
     /// agreement, or a new memory at its home.
-    fn destination(
-        &mut self,
-        fact: &Fact,
-        key: &str,
-        home: &StorePath,
-        source: &str,
-        when: When,
-        extractor: &dyn Extractor,
-    ) -> Result<Destination, CortexError> {
+    fn destination(&mut self, p: &Placing<'_>) -> Result<Destination, CortexError> {
+        let (fact, key, home) = (p.fact, p.key, p.home);
         let name = (!fact.about_user()).then_some(fact.subject.as_str());
         // A fact kept apart by its message has one home: its key names the message, so
         // no other path can hold it and the index need not be asked.
@@ -597,8 +597,8 @@ impl<'e> Staged<'e> {
             existing = self.find_about(n)?;
         }
         match existing {
-            Some(p) => self.extend(p, fact),
-            None => self.merge_or_new(fact, key, home, source, when, extractor),
+            Some(path) => self.extend(path, fact),
+            None => self.merge_or_new(p),
         }
     }
 
@@ -633,15 +633,15 @@ impl<'e> Staged<'e> {
     /// No memory is about the fact's subject yet: a candidate that already holds every
     /// sentence makes it a duplicate; a model may name a candidate to merge into (it
     /// needs subject agreement); else a new memory at `home`.
-    fn merge_or_new(
-        &mut self,
-        fact: &Fact,
-        key: &str,
-        home: &StorePath,
-        source: &str,
-        when: When,
-        extractor: &dyn Extractor,
-    ) -> Result<Destination, CortexError> {
+    fn merge_or_new(&mut self, p: &Placing<'_>) -> Result<Destination, CortexError> {
+        let Placing {
+            fact,
+            key,
+            home,
+            source,
+            when,
+            extractor,
+        } = *p;
         // What the fact says and what it answers: the title, then its first cue.
         // An extractor without a judge that keeps each message's facts apart
         // needs none: nothing merges into another message's memory, and a
@@ -830,6 +830,20 @@ impl<'e> Staged<'e> {
         }
         Ok(())
     }
+}
+
+/// A fact being placed: what [`Staged::destination`] reads.
+#[derive(Clone, Copy)]
+struct Placing<'a> {
+    fact: &'a Fact,
+    /// Its subject key.
+    key: &'a str,
+    /// The path it has when it makes a new memory.
+    home: &'a StorePath,
+    /// Where it was said (the transcript path).
+    source: &'a str,
+    when: When,
+    extractor: &'a dyn Extractor,
 }
 
 /// Where a fact goes ([`Staged::destination`]).

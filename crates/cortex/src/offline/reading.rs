@@ -295,7 +295,7 @@ impl<'a> Reading<'a> {
         if u.topic.is_none() {
             u.topic = topic;
         }
-        // "Yvette …. Yvette Girardin …": the memory takes the fuller name.
+        // "Marta …. Marta Kowalski …": the memory takes the fuller name.
         if u.subject.same_person(&subj) {
             u.subject = std::mem::replace(&mut u.subject, Subject::Speaker).fuller(subj.clone());
         }
@@ -334,7 +334,7 @@ impl<'a> Reading<'a> {
         let (subj, link) = if act == Act::Rule {
             (Subject::Speaker, Link::Named)
         } else if let Some(org) = employer_named(clause, spots) {
-            // "I accepted an offer from Acme", "last day at Acme": a fact about the
+            // "I accepted an offer from Northwind", "last day at Northwind": a fact about the
             // employer, which is how its slot is kept.
             (Subject::Entity(org), Link::Named)
         } else {

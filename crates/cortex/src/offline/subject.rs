@@ -53,8 +53,8 @@ pub enum Subject {
 }
 
 impl Subject {
-    /// The same person named in full once and by one of those names once ("Yvette
-    /// downstairs will feed Pangur. Yvette Girardin, on the ground floor, has my
+    /// The same person named in full once and by one of those names once ("Marta
+    /// downstairs will feed the cat. Marta Kowalski, on the ground floor, has my
     /// key"): a one-word name that is the first or last word of the other, both
     /// persons (or of no known kind). For clauses said one after the other only:
     /// further apart, two people may share a first name.
@@ -91,7 +91,7 @@ impl Subject {
 }
 
 /// One subject is another when it names the same entity, wherever in its sentence
-/// the name stood: "Yvette will feed Pangur. Then Yvette takes the key" is about one
+/// the name stood: "Marta will feed the cat. Then Marta takes the key" is about one
 /// person, though the name is the first word of one clause and the second of the other.
 impl PartialEq for Subject {
     fn eq(&self, other: &Subject) -> bool {
