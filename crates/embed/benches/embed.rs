@@ -11,7 +11,8 @@
 //! the first `GITLOOM_BENCH_SESSIONS` (default 300) distinct LongMemEval_S dev sessions
 //! (`../shared/data/longmemeval/longmemeval_s-dev.json`, English, long; skipped when
 //! the file is absent). Each is embedded three times on one thread and three times
-//! on every core; medians. With `GITLOOM_BENCH_PYTHON` naming a Python that has
+//! on every core, at each precision (f32, and the int8 linear layers stored texts
+//! run in by default); medians; GFLOP counts the linear layers' work either way. With `GITLOOM_BENCH_PYTHON` naming a Python that has
 //! numpy, scipy, safetensors and tokenizers, `scripts/embed_reference.py` embeds the
 //! same texts (NumPy over OpenBLAS, all cores) and the table gains its rate, the ratio
 //! and the largest difference between the two implementations' vectors.
@@ -21,7 +22,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use gitloom_embed::{Embedder, MiniLm, chunk, max_words_for_tokens, minilm_dir};
+use gitloom_embed::{Embedder, MiniLm, Precision, chunk, max_words_for_tokens, minilm_dir};
 use gitloom_model::Memory;
 
 /// FLOPs per token of MiniLM-L6's linear layers: 6 layers × 2 × (4·384² + 2·384·1536).
@@ -177,14 +178,20 @@ fn main() {
     }
     let python = std::env::var("GITLOOM_BENCH_PYTHON").ok();
     println!(
-        "| texts | count | tokens | threads | texts/s | texts per CPU-s | GFLOP per CPU-s | NumPy texts/s | NumPy texts per CPU-s | ratio per CPU-s | max abs diff |"
+        "| texts | count | tokens | precision | threads | texts/s | texts per CPU-s | GFLOP per CPU-s | NumPy texts/s | NumPy texts per CPU-s | ratio per CPU-s | max abs diff |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, texts) in sets {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        for threads in [1, cores] {
-            let m = MiniLm::load(&dir).expect("load").with_threads(threads);
+        for (threads, precision) in [1, cores]
+            .into_iter()
+            .flat_map(|t| [(t, Precision::F32), (t, Precision::Int8)])
+        {
+            let m = MiniLm::load(&dir)
+                .expect("load")
+                .with_threads(threads)
+                .with_precision(precision);
             m.preload().expect("load weights");
             let tokens = m.count_tokens(&refs).expect("tokenize");
             let (mut wall, mut cpu) = (Vec::new(), Vec::new());
@@ -196,8 +203,10 @@ fn main() {
                 cpu.push(cpu_seconds() - c);
             }
             let (secs, cpu) = (median(wall), median(cpu).max(0.01));
+            // The NumPy network is f32: compared with the f32 rows only.
             let reference = python
                 .as_deref()
+                .filter(|_| precision == Precision::F32)
                 .and_then(|p| reference(p, &texts, &ours, threads));
             let n = texts.len() as f64;
             let (r_rate, r_cpu, ratio, diff) = match &reference {
@@ -210,7 +219,7 @@ fn main() {
                 None => Default::default(),
             };
             println!(
-                "| {name} | {} | {tokens} | {threads} | {:.0} | {:.0} | {:.0} | {r_rate} | {r_cpu} | {ratio} | {diff} |",
+                "| {name} | {} | {tokens} | {precision:?} | {threads} | {:.0} | {:.0} | {:.0} | {r_rate} | {r_cpu} | {ratio} | {diff} |",
                 texts.len(),
                 n / secs,
                 n / cpu,

@@ -16,6 +16,15 @@ pub trait Embedder: Send + Sync {
     fn dim(&self) -> usize;
     /// One vector per text, L2-normalised, same order. Batches internally.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// The vector of one query, to be compared with vectors from [`Embedder::embed`]:
+    /// the same model, free to run at another precision suited to one short text
+    /// (MiniLM runs it in f32, without quantising its weights). Not cached.
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        self.embed(&[text])?
+            .pop()
+            .ok_or_else(|| EmbedError::model(self.model_id(), "no vector for the query"))
+    }
     /// Max tokens per text the model sees (for chunking, see [`crate::chunk`]);
     /// static tables have no window and answer a large number.
     fn max_tokens(&self) -> usize;

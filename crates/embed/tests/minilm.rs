@@ -3,7 +3,9 @@
 //! and pass, except under CI (`CI` set), which installs the model first: there a
 //! missing model fails them.
 
-use gitloom_embed::{Embedder, MiniLm, StaticTable, cosine, default_embedder, minilm_dir};
+use gitloom_embed::{
+    Embedder, MiniLm, Precision, StaticTable, cosine, default_embedder, minilm_dir,
+};
 
 fn minilm() -> Option<MiniLm> {
     let d = minilm_dir();
@@ -43,6 +45,7 @@ const REFERENCE: [[f32; 8]; 3] = [
 #[test]
 fn minilm_embeds_like_the_reference() {
     let Some(m) = minilm() else { return };
+    let m = m.with_precision(Precision::F32);
     assert_eq!(m.model_id(), "minilm-l6-v2@gt-0.1.0/384");
     assert_eq!((m.dim(), m.max_tokens()), (384, 256));
     let v = m.embed(&TEXTS).expect("embed");
@@ -119,7 +122,43 @@ fn loading_is_lazy_and_default_embedder_finds_the_install() {
     m.preload().expect("load");
     assert!(format!("{m:?}").contains("loaded: true"));
     let d = default_embedder().expect("default").expect("installed");
-    assert_eq!(d.model_id(), "minilm-l6-v2@gt-0.1.0/384");
+    assert_eq!(d.model_id(), "minilm-l6-v2@gt-0.1.0/384/int8");
+}
+
+/// Stored texts run in 8-bit integers by default, a query in f32: the int8 vectors
+/// stay within a cosine of 0.995 of the f32 network's on sentences short and long
+/// (0.99 on a text of one word or none, the special tokens alone), and the query path
+/// is the f32 network exactly.
+#[test]
+fn int8_vectors_stay_close_to_f32_and_a_query_runs_in_f32() {
+    let Some(m) = minilm() else { return };
+    assert_eq!(m.model_id(), "minilm-l6-v2@gt-0.1.0/384/int8");
+    let f32_net = MiniLm::load(&minilm_dir())
+        .expect("load")
+        .with_precision(Precision::F32);
+    let long = "We moved the ledger database to the new cluster on Tuesday; the failover \
+                took four minutes and the on-call engineer paged the DBA twice. "
+        .repeat(6);
+    let texts = [TEXTS[0], TEXTS[1], TEXTS[2], "", "ok", long.as_str()];
+    let (q8, f) = (
+        m.embed(&texts).expect("int8"),
+        f32_net.embed(&texts).expect("f32"),
+    );
+    for ((t, a), b) in texts.iter().zip(&q8).zip(&f) {
+        let c = cosine(a, b);
+        let bound = if t.len() < 3 { 0.99 } else { 0.995 };
+        assert!(c > bound, "{t:.30}: cosine {c} between int8 and f32");
+        assert!(c < 1.0 - 1e-7, "{t:.30}: the int8 path did not run");
+    }
+    for t in TEXTS {
+        assert_eq!(
+            m.embed_query(t).expect("query"),
+            f32_net.embed(&[t]).expect("f32")[0]
+        );
+    }
+    // Rankings agree: the salary question is nearer work than the cat.
+    let q = m.embed_query(TEXTS[0]).expect("query");
+    assert!(cosine(&q, &q8[1]) > cosine(&q, &q8[2]));
 }
 
 #[test]

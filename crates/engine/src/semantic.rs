@@ -337,6 +337,30 @@ impl Semantic {
             &Self::tag(&built.commit),
         ) {
             tracing::warn!("cannot persist the vector arena: {e}");
+            return;
+        }
+        self.remove_other_arenas();
+    }
+
+    /// Removes the arena files of other models beside this one's (a model whose
+    /// vectors changed, such as MiniLM moving to int8, leaves its old file: 80 MB at
+    /// 10,000 memories). A process still reading one keeps its mapping; a store used
+    /// with two embedders in turn rebuilds each one's arena from the vector cache.
+    fn remove_other_arenas(&self) {
+        let (Some(dir), Some(own)) = (self.arena_path.parent(), self.arena_path.file_name()) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let is_arena = name
+                .to_str()
+                .is_some_and(|n| n.starts_with("arena-") && n.ends_with(".bin"));
+            if is_arena && name != own {
+                let _ = std::fs::remove_file(entry.path());
+            }
         }
     }
 
@@ -414,11 +438,8 @@ impl Semantic {
         }
         let v = self
             .embedder
-            .embed(&[query])
-            .map_err(|e| EngineError::Embed(e.to_string()))?
-            .into_iter()
-            .next()
-            .ok_or_else(|| EngineError::Embed("the embedder returned no vector".into()))?;
+            .embed_query(query)
+            .map_err(|e| EngineError::Embed(e.to_string()))?;
         let mut q = self.queries.lock().unwrap_or_else(|p| p.into_inner());
         if q.len() > 4096 {
             q.clear();

@@ -225,3 +225,49 @@ fn a_cold_process_uses_the_stored_arena_and_rebuilds_a_stale_or_damaged_one() {
     let stored = StoredArena::open(&path).expect("arena");
     assert!(stored.tag.ends_with(head.trim()));
 }
+
+/// The word-hashing embedder under another model id, as a model whose vectors changed.
+struct Renamed;
+
+impl Embedder for Renamed {
+    fn model_id(&self) -> &str {
+        "word-hashing/renamed"
+    }
+    fn dim(&self) -> usize {
+        WordHashing.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        WordHashing.embed(texts)
+    }
+    fn max_tokens(&self) -> usize {
+        WordHashing.max_tokens()
+    }
+}
+
+#[test]
+fn a_new_model_replaces_the_old_models_arena_file() {
+    let e = Arc::new(Hashing::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(dir.path(), options(&e)).expect("init");
+    engine
+        .write(
+            "facts/pets/miso.md",
+            &file("Miso", "what is my cat called", "A grey cat."),
+            None,
+        )
+        .expect("write");
+    let old = arena_file(dir.path());
+    drop(engine);
+    let renamed = EngineOptions {
+        embedder: EmbedderChoice::Given(Arc::new(Renamed)),
+        ..Default::default()
+    };
+    let engine = Engine::open_with(dir.path(), renamed).expect("open");
+    assert_eq!(
+        top_paths(&engine, "what is my cat called"),
+        ["facts/pets/miso.md"]
+    );
+    let new = arena_file(dir.path());
+    assert_ne!(new, old, "the renamed model has its own arena file");
+    assert!(!old.exists(), "the old model's arena file is removed");
+}

@@ -5,7 +5,9 @@
 //! attention runs per text, at its own length. The output is each text's mean over
 //! its tokens, L2-normalised (sentence-transformers' pooling for MiniLM).
 
+use super::Precision;
 use super::ops::{add_norm, attention, gelu, linear, norm};
+use super::quant::{QLinear, QScratch};
 use super::weights::{BertWeights, Linear};
 use crate::embedder::normalise;
 
@@ -20,6 +22,7 @@ pub(crate) struct Workspace {
     tmp: Vec<f32>,
     inter: Vec<f32>,
     scores: Vec<f32>,
+    quant: QScratch,
 }
 
 /// `buf` at length `n`. Not cleared: every consumer overwrites all of it (the linear
@@ -32,11 +35,13 @@ fn sized(buf: &mut Vec<f32>, n: usize) -> &mut [f32] {
 
 impl BertWeights {
     /// Mean-pooled, L2-normalised vectors of `seqs` (token ids with the special tokens
-    /// in place). Every id must be below the vocabulary size and every sequence at
-    /// most `max_position_embeddings` long; an empty sequence gives a zero vector.
+    /// in place), the linear layers at `precision`. Every id must be below the
+    /// vocabulary size and every sequence at most `max_position_embeddings` long; an
+    /// empty sequence gives a zero vector.
     pub(crate) fn embed_batch(
         &self,
         seqs: &[&[u32]],
+        precision: Precision,
         ws: &mut Workspace,
     ) -> Result<Vec<Vec<f32>>, String> {
         let c = &self.config;
@@ -70,14 +75,47 @@ impl BertWeights {
             &w[self.embed_norm.bias.clone()],
             eps,
         );
-        for layer in &self.layers {
-            let lin = |l: &Linear, a: &[f32], out: &mut Vec<f32>| {
+        let int8 = match precision {
+            Precision::Int8 => self.int8(),
+            Precision::F32 => &[],
+        };
+        for (i, layer) in self.layers.iter().enumerate() {
+            let q = int8.get(i);
+            // One linear layer: in i8 when it was quantised, else in f32.
+            let lin = |l: &Linear,
+                       ql: Option<&QLinear>,
+                       a: &[f32],
+                       out: &mut Vec<f32>,
+                       qs: &mut QScratch| {
                 let out = sized(out, tokens * l.outputs);
-                linear(a, l.inputs, &w[l.weight.clone()], &w[l.bias.clone()], out);
+                let bias = &w[l.bias.clone()];
+                match ql {
+                    Some(ql) => ql.forward(a, bias, out, qs),
+                    None => linear(a, l.inputs, &w[l.weight.clone()], bias, out),
+                }
             };
-            lin(&layer.query, &ws.x, &mut ws.q);
-            lin(&layer.key, &ws.x, &mut ws.k);
-            lin(&layer.value, &ws.x, &mut ws.v);
+            let qs = &mut ws.quant;
+            lin(
+                &layer.query,
+                q.and_then(|q| q.query.as_ref()),
+                &ws.x,
+                &mut ws.q,
+                qs,
+            );
+            lin(
+                &layer.key,
+                q.and_then(|q| q.key.as_ref()),
+                &ws.x,
+                &mut ws.k,
+                qs,
+            );
+            lin(
+                &layer.value,
+                q.and_then(|q| q.value.as_ref()),
+                &ws.x,
+                &mut ws.v,
+                qs,
+            );
             let ctx = sized(&mut ws.ctx, tokens * h);
             let mut at = 0;
             for s in seqs {
@@ -93,7 +131,13 @@ impl BertWeights {
                 );
                 at += s.len();
             }
-            lin(&layer.attn_out, &ws.ctx, &mut ws.tmp);
+            lin(
+                &layer.attn_out,
+                q.and_then(|q| q.attn_out.as_ref()),
+                &ws.ctx,
+                &mut ws.tmp,
+                &mut ws.quant,
+            );
             let n = &layer.attn_norm;
             add_norm(
                 &mut ws.x,
@@ -102,9 +146,21 @@ impl BertWeights {
                 &w[n.bias.clone()],
                 eps,
             );
-            lin(&layer.intermediate, &ws.x, &mut ws.inter);
+            lin(
+                &layer.intermediate,
+                q.and_then(|q| q.intermediate.as_ref()),
+                &ws.x,
+                &mut ws.inter,
+                &mut ws.quant,
+            );
             gelu(&mut ws.inter);
-            lin(&layer.output, &ws.inter, &mut ws.tmp);
+            lin(
+                &layer.output,
+                q.and_then(|q| q.output.as_ref()),
+                &ws.inter,
+                &mut ws.tmp,
+                &mut ws.quant,
+            );
             let n = &layer.out_norm;
             add_norm(
                 &mut ws.x,

@@ -14,11 +14,25 @@
 //!
 //! - [`weights`]: the safetensors header, checked shapes, views into the mapped file;
 //! - [`ops`]: linear layers, layer norm, GELU, softmax;
+//! - [`quant`]: linear layers in 8-bit integers (AVX-512 VNNI where the CPU has it);
 //! - [`forward`]: one forward pass over a batch of token sequences, mean-pooled.
 
 pub(crate) mod forward;
 pub(crate) mod ops;
+pub(crate) mod quant;
 pub(crate) mod weights;
 
 pub(crate) use forward::Workspace;
+
+/// The arithmetic of the linear layers, about 85 % of an encoder's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// f32 throughout (gemm's kernels): the network as published.
+    F32,
+    /// Linear layers in 8-bit integers: weights per output row, activations per token,
+    /// sums exact in i32, so the vectors do not depend on the CPU. Vectors are within
+    /// 0.003 of f32's in cosine (BENCHMARKS.md, "Session 38"); bulk embedding takes
+    /// about two thirds of the time.
+    Int8,
+}
 pub(crate) use weights::BertWeights;

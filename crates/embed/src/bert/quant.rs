@@ -1,0 +1,447 @@
+//! Linear layers in 8-bit integers: weights quantised once per output (symmetric, i8),
+//! activations per token row (asymmetric, u8), products summed exactly in i32.
+//!
+//! Integer sums are exact, so every kernel below gives the same i32 for the same
+//! inputs, and a vector does not depend on the CPU that computed it: AVX-512 VNNI
+//! (`vpdpbusd`, 64 multiply-adds of u8 × i8 an instruction) where the CPU has it, a
+//! portable loop elsewhere.
+
+/// Columns of a packed block: four registers of 16 i32 sums.
+const BLOCK: usize = 64;
+
+/// Token rows quantised and multiplied at a time (a multiple of the kernel's four).
+const ROWS: usize = 64;
+
+/// One linear layer's weights in i8, packed for the kernel.
+#[derive(Debug, Clone)]
+pub(crate) struct QLinear {
+    /// `outputs / BLOCK` blocks; in each, per group of four inputs, 64 columns × 4 i8.
+    packed: Vec<i8>,
+    /// Per output: the weight scale (`w ≈ scale · q`).
+    scale: Vec<f32>,
+    /// Per output: the sum of its quantised weights (for the activations' zero point).
+    colsum: Vec<i32>,
+    pub(crate) inputs: usize,
+    pub(crate) outputs: usize,
+}
+
+/// Scratch of one thread: the quantised activations and the i32 sums.
+#[derive(Debug, Default)]
+pub(crate) struct QScratch {
+    a: Vec<u8>,
+    a_scale: Vec<f32>,
+    a_zero: Vec<i32>,
+    acc: Vec<i32>,
+}
+
+impl QLinear {
+    /// Quantises `w` (`[outputs × inputs]`, row-major). `None` when the shape does not
+    /// pack (inputs a multiple of 4, outputs of 64).
+    pub(crate) fn new(w: &[f32], inputs: usize, outputs: usize) -> Option<QLinear> {
+        if !inputs.is_multiple_of(4)
+            || !outputs.is_multiple_of(BLOCK)
+            || w.len() != inputs * outputs
+        {
+            return None;
+        }
+        let mut q = vec![0i8; w.len()];
+        let mut scale = vec![0f32; outputs];
+        let mut colsum = vec![0i32; outputs];
+        for ((row, qrow), (s, sum)) in w
+            .chunks_exact(inputs)
+            .zip(q.chunks_exact_mut(inputs))
+            .zip(scale.iter_mut().zip(colsum.iter_mut()))
+        {
+            let max = row
+                .iter()
+                .fold(0f32, |m, x| if x.abs() > m { x.abs() } else { m });
+            *s = if max > 0.0 { max / 127.0 } else { 1.0 };
+            let inv = 1.0 / *s;
+            for (o, x) in qrow.iter_mut().zip(row) {
+                // Half away from zero, by truncation (`round` is a library call).
+                let y = x * inv;
+                *o = (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8;
+            }
+            *sum = qrow.iter().map(|&v| i32::from(v)).sum();
+        }
+        let mut packed = Vec::with_capacity(q.len());
+        for nb in (0..outputs).step_by(BLOCK) {
+            let rows: Vec<&[i8]> = (nb..nb + BLOCK)
+                .map(|c| &q[c * inputs..(c + 1) * inputs])
+                .collect();
+            for k4 in (0..inputs).step_by(4) {
+                for r in &rows {
+                    packed.extend_from_slice(&r[k4..k4 + 4]);
+                }
+            }
+        }
+        Some(QLinear {
+            packed,
+            scale,
+            colsum,
+            inputs,
+            outputs,
+        })
+    }
+
+    /// `out[m × outputs] = a[m × inputs] · wᵀ + bias`, in integers.
+    pub(crate) fn forward(&self, a: &[f32], bias: &[f32], out: &mut [f32], s: &mut QScratch) {
+        #[cfg(target_arch = "x86_64")]
+        if vnni::available() {
+            #[allow(unsafe_code)]
+            // SAFETY: the CPU has the features `vnni::forward` is compiled for (checked
+            // just above); it touches memory only through the slices it is given.
+            unsafe {
+                vnni::forward(self, a, bias, out, s);
+            }
+            return;
+        }
+        self.stages(a, bias, out, s, portable);
+    }
+
+    /// Quantise the rows, sum the products with `kernel`, scale back and add the bias;
+    /// [`ROWS`] rows at a time, so the scratch stays small (and in cache) whatever the
+    /// batch: a batch of 4,096 tokens would otherwise hold 25 MB of i32 sums.
+    #[inline(always)]
+    fn stages(
+        &self,
+        a: &[f32],
+        bias: &[f32],
+        out: &mut [f32],
+        s: &mut QScratch,
+        kernel: impl Fn(&[u8], usize, usize, &[i8], usize, &mut [i32]),
+    ) {
+        let (k, n) = (self.inputs, self.outputs);
+        for (a, out) in a.chunks(ROWS * k).zip(out.chunks_mut(ROWS * n)) {
+            let m = a.len() / k;
+            quantise_rows(a, k, s);
+            s.acc.clear();
+            s.acc.resize(m * n, 0);
+            kernel(&s.a, m, k, &self.packed, n, &mut s.acc);
+            for ((o, acc), (&sa, &z)) in out
+                .chunks_exact_mut(n)
+                .zip(s.acc.chunks_exact(n))
+                .zip(s.a_scale.iter().zip(&s.a_zero))
+            {
+                for ((((o, &acc), &b), &ws), &cs) in o
+                    .iter_mut()
+                    .zip(acc)
+                    .zip(bias)
+                    .zip(&self.scale)
+                    .zip(&self.colsum)
+                {
+                    *o = b + sa * ws * (acc - z * cs) as f32;
+                }
+            }
+        }
+    }
+}
+
+/// Each row of `a` (`m × k`) as u8 with its own scale and zero point. Rounded half up
+/// by adding one half and truncating (the values are never negative by then), which
+/// vectorises on every x86-64, where `round` is a library call.
+#[inline(always)]
+fn quantise_rows(a: &[f32], k: usize, s: &mut QScratch) {
+    let m = a.len() / k;
+    s.a.clear();
+    s.a.resize(m * k, 0);
+    s.a_scale.clear();
+    s.a_zero.clear();
+    for (r, row) in a.chunks_exact(k).enumerate() {
+        let (lo, hi) = range(row);
+        let sc = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
+        let z = ((-lo / sc) + 0.5).clamp(0.0, 255.0) as i32 as f32;
+        let inv = 1.0 / sc;
+        for (o, &x) in s.a[r * k..(r + 1) * k].iter_mut().zip(row) {
+            *o = (x * inv + z + 0.5).clamp(0.0, 255.0) as u8;
+        }
+        s.a_scale.push(sc);
+        s.a_zero.push(z as i32);
+    }
+}
+
+/// The least and greatest of `row` and 0, eight lanes at a time.
+#[inline(always)]
+fn range(row: &[f32]) -> (f32, f32) {
+    let (mut lo, mut hi) = ([0f32; 8], [0f32; 8]);
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        for i in 0..8 {
+            lo[i] = if c[i] < lo[i] { c[i] } else { lo[i] };
+            hi[i] = if c[i] > hi[i] { c[i] } else { hi[i] };
+        }
+    }
+    let mut l = lo.iter().fold(0f32, |a, &b| if b < a { b } else { a });
+    let mut h = hi.iter().fold(0f32, |a, &b| if b > a { b } else { a });
+    for &x in chunks.remainder() {
+        l = if x < l { x } else { l };
+        h = if x > h { x } else { h };
+    }
+    (l, h)
+}
+
+/// `acc[m × n] = a[m × k] (u8) · packed (i8)ᵀ`, exact, on whichever kernel this CPU runs.
+#[cfg(test)]
+fn products(a: &[u8], m: usize, k: usize, packed: &[i8], n: usize, acc: &mut [i32]) {
+    #[cfg(target_arch = "x86_64")]
+    if vnni::available() {
+        #[allow(unsafe_code)]
+        // SAFETY: as in `QLinear::forward`.
+        unsafe {
+            vnni::products(a, m, k, packed, n, acc);
+        }
+        return;
+    }
+    portable(a, m, k, packed, n, acc);
+}
+
+/// The same sums as the VNNI kernel, one multiply-add at a time.
+#[inline(always)]
+fn portable(a: &[u8], m: usize, k: usize, packed: &[i8], n: usize, acc: &mut [i32]) {
+    for nb in (0..n).step_by(BLOCK) {
+        let block = &packed[nb * k..(nb + BLOCK) * k];
+        for r in 0..m {
+            let row = &a[r * k..(r + 1) * k];
+            let out = &mut acc[r * n + nb..r * n + nb + BLOCK];
+            for (k4, w) in block.chunks_exact(BLOCK * 4).enumerate() {
+                let x = &row[k4 * 4..k4 * 4 + 4];
+                for (c, o) in out.iter_mut().enumerate() {
+                    let wc = &w[c * 4..c * 4 + 4];
+                    *o += (0..4)
+                        .map(|t| i32::from(x[t]) * i32::from(wc[t]))
+                        .sum::<i32>();
+                }
+            }
+        }
+    }
+}
+
+/// The AVX-512 VNNI build of the stages: `unsafe` to call (the CPU must have the
+/// features, which [`vnni::available`] checks) and inside (raw pointer reads of the
+/// bounds asserted on entry).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod vnni {
+    use std::arch::x86_64::*;
+
+    use super::{BLOCK, QLinear, QScratch};
+
+    /// Whether this CPU runs [`forward`].
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx512vnni")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+    }
+
+    /// [`QLinear::forward`]'s stages compiled for AVX-512: the same element-wise
+    /// operations in the same order as the portable build (no fused multiply-add), so
+    /// the same floats.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn forward(
+        q: &QLinear,
+        a: &[f32],
+        bias: &[f32],
+        out: &mut [f32],
+        s: &mut QScratch,
+    ) {
+        q.stages(a, bias, out, s, |a, m, k, p, n, acc| {
+            // SAFETY: this function runs only where the features are (its caller checks).
+            unsafe { products(a, m, k, p, n, acc) }
+        });
+    }
+
+    /// Four rows at a time (16 accumulators: 4 rows × 64 columns), then one at a time.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn products(
+        a: &[u8],
+        m: usize,
+        k: usize,
+        packed: &[i8],
+        n: usize,
+        acc: &mut [i32],
+    ) {
+        assert!(a.len() >= m * k && packed.len() >= n * k && acc.len() >= m * n);
+        assert!(k.is_multiple_of(4) && n.is_multiple_of(BLOCK));
+        let k4n = k / 4;
+        for nb in (0..n).step_by(BLOCK) {
+            let wb = packed[nb * k..].as_ptr();
+            let mut r = 0;
+            while r + 4 <= m {
+                let mut c = [_mm512_setzero_si512(); 16];
+                // SAFETY (whole block): rows r..r+4 < m, k4 < k/4, so every read is
+                // inside `a` (m·k bytes) and `packed` (n·k bytes); stores inside `acc`.
+                unsafe {
+                    let a0 = a.as_ptr().add(r * k);
+                    for kk in 0..k4n {
+                        let wp = wb.add(kk * BLOCK * 4);
+                        let w0 = _mm512_loadu_si512(wp.cast());
+                        let w1 = _mm512_loadu_si512(wp.add(64).cast());
+                        let w2 = _mm512_loadu_si512(wp.add(128).cast());
+                        let w3 = _mm512_loadu_si512(wp.add(192).cast());
+                        for rr in 0..4 {
+                            let x = _mm512_set1_epi32(
+                                a0.add(rr * k + kk * 4).cast::<i32>().read_unaligned(),
+                            );
+                            c[rr * 4] = _mm512_dpbusd_epi32(c[rr * 4], x, w0);
+                            c[rr * 4 + 1] = _mm512_dpbusd_epi32(c[rr * 4 + 1], x, w1);
+                            c[rr * 4 + 2] = _mm512_dpbusd_epi32(c[rr * 4 + 2], x, w2);
+                            c[rr * 4 + 3] = _mm512_dpbusd_epi32(c[rr * 4 + 3], x, w3);
+                        }
+                    }
+                    for rr in 0..4 {
+                        for j in 0..4 {
+                            _mm512_storeu_si512(
+                                acc.as_mut_ptr().add((r + rr) * n + nb + j * 16).cast(),
+                                c[rr * 4 + j],
+                            );
+                        }
+                    }
+                }
+                r += 4;
+            }
+            while r < m {
+                let mut c = [_mm512_setzero_si512(); 4];
+                // SAFETY: row r < m, as above.
+                unsafe {
+                    let a0 = a.as_ptr().add(r * k);
+                    for kk in 0..k4n {
+                        let wp = wb.add(kk * BLOCK * 4);
+                        let x = _mm512_set1_epi32(a0.add(kk * 4).cast::<i32>().read_unaligned());
+                        for (j, cj) in c.iter_mut().enumerate() {
+                            *cj = _mm512_dpbusd_epi32(
+                                *cj,
+                                x,
+                                _mm512_loadu_si512(wp.add(j * 64).cast()),
+                            );
+                        }
+                    }
+                    for (j, cj) in c.iter().enumerate() {
+                        _mm512_storeu_si512(acc.as_mut_ptr().add(r * n + nb + j * 16).cast(), *cj);
+                    }
+                }
+                r += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: &mut u64) -> f32 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+    }
+
+    /// Shapes with a row tail (m not a multiple of 4), one block and several, and the
+    /// encoder's widths.
+    const SHAPES: [(usize, usize, usize); 5] = [
+        (1, 4, 64),
+        (5, 384, 128),
+        (13, 1536, 64),
+        (4, 8, 64),
+        (7, 384, 1536),
+    ];
+
+    #[test]
+    fn every_kernel_sums_the_definition_exactly() {
+        let mut seed = 7;
+        for (m, k, n) in SHAPES {
+            let w: Vec<f32> = (0..n * k).map(|_| lcg(&mut seed)).collect();
+            let a: Vec<u8> = (0..m * k)
+                .map(|_| ((lcg(&mut seed) + 0.5) * 255.0) as u8)
+                .collect();
+            let q = QLinear::new(&w, k, n).expect("packs");
+            // The definition, from the unpacked quantised weights.
+            let wq: Vec<i8> = w
+                .chunks_exact(k)
+                .zip(&q.scale)
+                .flat_map(|(row, s)| {
+                    let inv = 1.0 / s;
+                    row.iter().map(move |x| {
+                        let y = x * inv;
+                        (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8
+                    })
+                })
+                .collect();
+            let want: Vec<i32> = (0..m * n)
+                .map(|i| {
+                    let (r, c) = (i / n, i % n);
+                    (0..k)
+                        .map(|t| i32::from(a[r * k + t]) * i32::from(wq[c * k + t]))
+                        .sum()
+                })
+                .collect();
+            let first_difference = |got: &[i32]| got.iter().zip(&want).position(|(g, w)| g != w);
+            let mut got = vec![0i32; m * n];
+            portable(&a, m, k, &q.packed, n, &mut got);
+            assert_eq!(first_difference(&got), None, "portable {m}×{k}×{n}");
+            let mut got = vec![0i32; m * n];
+            products(&a, m, k, &q.packed, n, &mut got);
+            assert_eq!(first_difference(&got), None, "dispatched {m}×{k}×{n}");
+            for (c, row) in wq.chunks_exact(k).enumerate() {
+                assert_eq!(q.colsum[c], row.iter().map(|&v| i32::from(v)).sum::<i32>());
+            }
+        }
+    }
+
+    #[test]
+    fn an_int8_layer_is_close_to_the_f32_one_and_the_same_on_every_cpu() {
+        let mut seed = 11;
+        for (m, k, n) in SHAPES {
+            let w: Vec<f32> = (0..n * k).map(|_| lcg(&mut seed) * 0.2).collect();
+            // Skewed activations with an outlier, as after a GELU.
+            let mut a: Vec<f32> = (0..m * k)
+                .map(|_| (lcg(&mut seed) + 0.3).max(-0.17))
+                .collect();
+            a[0] = 6.0;
+            let bias: Vec<f32> = (0..n).map(|_| lcg(&mut seed)).collect();
+            let mut want = vec![0f32; m * n];
+            crate::bert::ops::linear(&a, k, &w, &bias, &mut want);
+            let q = QLinear::new(&w, k, n).expect("packs");
+            let mut got = vec![0f32; m * n];
+            let mut s = QScratch::default();
+            q.forward(&a, &bias, &mut got, &mut s);
+            for r in 0..m {
+                let (g, e) = (&got[r * n..(r + 1) * n], &want[r * n..(r + 1) * n]);
+                let err = g
+                    .iter()
+                    .zip(e)
+                    .map(|(x, y)| (x - y).powi(2))
+                    .sum::<f32>()
+                    .sqrt();
+                let norm = e.iter().map(|y| y * y).sum::<f32>().sqrt();
+                assert!(
+                    err <= 0.03 * norm,
+                    "row {r} of {m}×{k}×{n}: error {err} of {norm}"
+                );
+            }
+            // The portable stages give the same floats as the dispatched ones.
+            let mut portable_out = vec![0f32; m * n];
+            q.stages(&a, &bias, &mut portable_out, &mut s, portable);
+            assert_eq!(
+                portable_out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{m}×{k}×{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_shape_that_does_not_pack_is_refused() {
+        assert!(QLinear::new(&[0.0; 6 * 64], 6, 64).is_none());
+        assert!(QLinear::new(&[0.0; 8 * 32], 8, 32).is_none());
+        assert!(QLinear::new(&[0.0; 8 * 64], 8, 64).is_some());
+    }
+
+    #[test]
+    fn a_constant_row_quantises_without_dividing_by_zero() {
+        let mut s = QScratch::default();
+        quantise_rows(&[0.0; 8], 8, &mut s);
+        assert_eq!((s.a_scale[0], s.a_zero[0]), (1.0, 0));
+        assert!(s.a.iter().all(|&x| x == 0));
+    }
+}
