@@ -15,7 +15,9 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
     /// Embedding model: `default` (the installed local model, else lexical only),
-    /// `none`, `minilm`, `static` (the distilled table) or `openai` (see --embed-url).
+    /// `none`, `minilm` (stored texts in int8 where the CPU has AVX-512 VNNI, else
+    /// f32), `minilm-f32` or `minilm-int8` (pinned: the same vectors on every machine),
+    /// `static` (the distilled table) or `openai` (see --embed-url).
     #[arg(
         long,
         global = true,

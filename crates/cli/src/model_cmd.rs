@@ -4,7 +4,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use gitloom_engine::embed::{self, Embedder, MiniLm, OpenAiConfig, OpenAiEmbedder, StaticTable};
+use gitloom_engine::embed::{
+    self, Embedder, MiniLm, OpenAiConfig, OpenAiEmbedder, Precision, StaticTable,
+};
 use gitloom_engine::{EmbedderChoice, EngineOptions};
 
 use crate::cli::{Cli, ModelCommand};
@@ -23,16 +25,9 @@ pub fn embedder_choice(cli: &Cli) -> Result<EmbedderChoice> {
     Ok(match name {
         "default" => EmbedderChoice::Default,
         "none" => EmbedderChoice::None,
-        "minilm" => {
-            let dir = embed::minilm_dir();
-            if !MiniLm::is_installed(&dir) {
-                bail!(
-                    "MiniLM is not installed in {} (run `gitloom model install`)",
-                    dir.display()
-                );
-            }
-            EmbedderChoice::Given(Arc::new(MiniLm::load(&dir)?))
-        }
+        "minilm" => minilm(Precision::fastest())?,
+        "minilm-f32" => minilm(Precision::F32)?,
+        "minilm-int8" => minilm(Precision::Int8)?,
         "static" => {
             let dir = StaticTable::default_dir();
             let table = StaticTable::load(&dir).with_context(|| {
@@ -51,8 +46,24 @@ pub fn embedder_choice(cli: &Cli) -> Result<EmbedderChoice> {
             cfg.api_key_env = Some(cli.embed_key_env.clone());
             EmbedderChoice::Given(Arc::new(OpenAiEmbedder::new(cfg)?))
         }
-        other => bail!("unknown --embedder {other:?} (default, none, minilm, static, openai)"),
+        other => bail!(
+            "unknown --embedder {other:?} (default, none, minilm, minilm-f32, minilm-int8, static, openai)"
+        ),
     })
+}
+
+/// The installed MiniLM, embedding stored texts at `precision`.
+fn minilm(precision: Precision) -> Result<EmbedderChoice> {
+    let dir = embed::minilm_dir();
+    if !MiniLm::is_installed(&dir) {
+        bail!(
+            "MiniLM is not installed in {} (run `gitloom model install`)",
+            dir.display()
+        );
+    }
+    Ok(EmbedderChoice::Given(Arc::new(
+        MiniLm::load(&dir)?.with_precision(precision),
+    )))
 }
 
 pub fn engine_options(cli: &Cli) -> Result<EngineOptions> {

@@ -7,10 +7,11 @@
 //! texts by token count, cuts them into batches of about [`BATCH_TOKENS`] tokens and runs
 //! the batches on every core (each thread with its own scratch buffers).
 //!
-//! Texts to be stored (cues, bodies) run their linear layers in 8-bit integers by
-//! default ([`Precision::Int8`], the model id ends in `/int8`); a query runs in f32
-//! ([`Embedder::embed_query`]): one short text, where quantising the weights (~40 ms
-//! once per process) would cost a one-shot `retrieve` more than it saves.
+//! Texts to be stored (cues, bodies) run their linear layers in 8-bit integers where
+//! the CPU has AVX-512 VNNI ([`Precision::fastest`]; the model id then ends in
+//! `/int8`), in f32 elsewhere; a query runs in f32 ([`Embedder::embed_query`]): one
+//! short text, where quantising the weights (~40 ms once per process) would cost a
+//! one-shot `retrieve` more than it saves.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -104,11 +105,11 @@ impl MiniLm {
             threads: 0,
             state: OnceLock::new(),
         }
-        .with_precision(Precision::Int8))
+        .with_precision(Precision::fastest()))
     }
 
-    /// Embeds stored texts at `precision` ([`Precision::Int8`] unless said), and names
-    /// the vectors after it.
+    /// Embeds stored texts at `precision` ([`Precision::fastest`] unless said), and
+    /// names the vectors after it.
     pub fn with_precision(mut self, precision: Precision) -> MiniLm {
         self.precision = precision;
         self.model_id = self.id_at(precision);

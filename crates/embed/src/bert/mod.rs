@@ -31,8 +31,21 @@ pub enum Precision {
     F32,
     /// Linear layers in 8-bit integers: weights per output row, activations per token,
     /// sums exact in i32, so the vectors do not depend on the CPU. Vectors are within
-    /// 0.003 of f32's in cosine (BENCHMARKS.md, "Session 38"); bulk embedding takes
-    /// about two thirds of the time.
+    /// about 0.001 of f32's in cosine (BENCHMARKS.md, "Session 38"); bulk embedding
+    /// takes about 0.6 of the time on AVX-512 VNNI, and 5× as long without it.
     Int8,
+}
+
+impl Precision {
+    /// What MiniLM embeds stored texts at by default: [`Precision::Int8`] where the CPU
+    /// has AVX-512 VNNI, else [`Precision::F32`] (the model id says which, so a vector
+    /// cache or arena never mixes the two).
+    pub fn fastest() -> Precision {
+        if quant::fast() {
+            Precision::Int8
+        } else {
+            Precision::F32
+        }
+    }
 }
 pub(crate) use weights::BertWeights;
