@@ -58,7 +58,7 @@ pub struct Engine {
     pub(crate) config: RetrieveConfig,
     pub(crate) semantic: Option<Semantic>,
     pub(crate) reranker: Option<Arc<dyn crate::read::rerank::Reranker>>,
-    pub(crate) progress: Option<Box<Progress>>,
+    pub(crate) progress: Option<Arc<Progress>>,
     warnings: Mutex<Vec<String>>,
     /// What the sync done while opening did (`gitloom sync` reports it).
     opening_sync: Mutex<Option<crate::sync::SyncReport>>,
@@ -120,6 +120,7 @@ impl Engine {
         options: EngineOptions,
         progress: Option<Box<Progress>>,
     ) -> Result<Engine> {
+        let progress: Option<Arc<Progress>> = progress.map(Arc::from);
         let store = Store::open(dir)?;
         let gl = store.gitloom_dir();
         std::fs::create_dir_all(&gl).map_err(|source| EngineError::Io {
@@ -164,7 +165,7 @@ impl Engine {
                 let path = options.vector_cache.unwrap_or_else(|| gl.join(VECTOR_FILE));
                 let (s, warning) = Semantic::open(e, &path, &index_path, &gl)?;
                 early_warnings.extend(warning);
-                Some(s)
+                Some(s.with_progress(progress.clone()))
             }
             None => None,
         };

@@ -159,6 +159,10 @@ pub(crate) struct Semantic {
     /// time travel's, get an arena in memory only).
     main_index: PathBuf,
     arena_path: PathBuf,
+    /// Where an arena built at query time reports its embedding: a store embedded by
+    /// another model (MiniLM at another precision, say) re-embeds every text on its
+    /// first query, minutes at 10k memories, which should not look like a hang.
+    progress: Option<Arc<Progress>>,
 }
 
 /// Units with their texts' vectors: what [`Semantic::embed_units`] found or computed.
@@ -229,6 +233,7 @@ impl Semantic {
                 queries: Mutex::new(HashMap::new()),
                 main_index: index_path.to_path_buf(),
                 arena_path,
+                progress: None,
             },
             warning,
         ))
@@ -236,6 +241,12 @@ impl Semantic {
 
     pub(crate) fn model_id(&self) -> &str {
         self.embedder.model_id()
+    }
+
+    /// Reports the embedding of an arena built at query time to `progress`.
+    pub(crate) fn with_progress(mut self, progress: Option<Arc<Progress>>) -> Semantic {
+        self.progress = progress;
+        self
     }
 
     /// Embeds (or finds in the cache) the units of `paths` (all when `None`).
@@ -291,6 +302,7 @@ impl Semantic {
             *guard = Some(b.clone());
             return Ok(b);
         }
+        let progress = progress.or(self.progress.as_deref());
         let embedded = self.embed_units(index, None, progress)?;
         let built = Arc::new(self.build(commit, &embedded)?);
         if main {

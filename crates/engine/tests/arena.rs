@@ -245,7 +245,7 @@ impl Embedder for Renamed {
 }
 
 #[test]
-fn a_new_model_replaces_the_old_models_arena_file() {
+fn a_new_model_re_embeds_with_progress_and_replaces_the_old_arena_file() {
     let e = Arc::new(Hashing::default());
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::init_with(dir.path(), options(&e)).expect("init");
@@ -262,10 +262,20 @@ fn a_new_model_replaces_the_old_models_arena_file() {
         embedder: EmbedderChoice::Given(Arc::new(Renamed)),
         ..Default::default()
     };
-    let engine = Engine::open_with(dir.path(), renamed).expect("open");
+    // The new model's first query embeds every text again, and says so.
+    let reported = Arc::new(AtomicUsize::new(0));
+    let seen = reported.clone();
+    let progress = Box::new(move |_: &str, _: usize, _: usize| {
+        seen.fetch_add(1, Ordering::SeqCst);
+    });
+    let engine = Engine::open_with_progress(dir.path(), renamed, Some(progress)).expect("open");
     assert_eq!(
         top_paths(&engine, "what is my cat called"),
         ["facts/pets/miso.md"]
+    );
+    assert!(
+        reported.load(Ordering::SeqCst) > 0,
+        "re-embedding at query time reports its progress"
     );
     let new = arena_file(dir.path());
     assert_ne!(new, old, "the renamed model has its own arena file");
