@@ -104,6 +104,10 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                 // As OpenAI does: a streamed reply's usage only when asked for.
                 let stream_usage = req.1["stream_options"]["include_usage"] == true;
                 log.lock().expect("log").push(req);
+                // A request stops counting as in flight before the write that lets the
+                // client send its next one: counted after it, the next request could
+                // arrive first and count one too many.
+                let answered = || in_flight.fetch_sub(1, Ordering::SeqCst);
                 match reply {
                     Reply::Http(status, body) => {
                         let extra = if status == 429 {
@@ -111,6 +115,7 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                         } else {
                             ""
                         };
+                        answered();
                         respond(&mut stream, status, &body, extra);
                     }
                     Reply::Hang => {
@@ -118,6 +123,7 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                         let mut buf = [0u8; 1];
                         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
                         let _ = stream.read(&mut buf);
+                        answered();
                     }
                     Reply::Stream(_, _) | Reply::Cut(_) => {
                         let (text, size, finish) = match reply {
@@ -146,6 +152,7 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}});
                             let _ = write!(stream, "data: {usage}\n\n");
                         }
+                        answered();
                         let _ = write!(stream, "data: [DONE]\n\n");
                         let _ = stream.flush();
                     }
@@ -156,10 +163,10 @@ fn serve_with(reply_for: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static
                                          "message": {"role": "assistant", "content": text}}],
                             "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}
                         });
+                        answered();
                         respond(&mut stream, 200, &body.to_string(), "");
                     }
                 }
-                in_flight.fetch_sub(1, Ordering::SeqCst);
             });
         }
     });
