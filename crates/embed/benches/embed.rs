@@ -12,10 +12,12 @@
 //! (`../shared/data/longmemeval/longmemeval_s-dev.json`, English, long; skipped when
 //! the file is absent). Each is embedded three times on one thread and three times
 //! on every core, at each precision (f32, and the int8 linear layers stored texts
-//! run in by default); medians; GFLOP counts the linear layers' work either way. With `GITLOOM_BENCH_PYTHON` naming a Python that has
-//! numpy, scipy, safetensors and tokenizers, `scripts/embed_reference.py` embeds the
+//! run in by default); medians; GFLOP counts the linear layers' work either way. With
+//! `GITLOOM_BENCH_PYTHON` naming a Python that has numpy, scipy, safetensors and
+//! tokenizers, `scripts/embed_reference.py` embeds the
 //! same texts (NumPy over OpenBLAS, all cores) and the table gains its rate, the ratio
-//! and the largest difference between the two implementations' vectors.
+//! and the largest difference between the two implementations' vectors. The first
+//! line is what quantising the weights costs the first int8 job.
 //!
 //! Runs only when `--bench` is among the arguments, so `cargo test --benches` is instant.
 
@@ -176,6 +178,25 @@ fn main() {
         Some(t) => sets.push((format!("LongMemEval, {sessions} sessions"), t)),
         None => eprintln!("{} not found: LongMemEval texts skipped", data.display()),
     }
+    // What quantising the weights costs the first int8 job (once per process): the
+    // first one-text job less the second, medians of three fresh loads.
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let m = MiniLm::load(&dir)
+            .expect("load")
+            .with_precision(Precision::Int8);
+        m.preload().expect("load weights");
+        for out in [&mut first, &mut second] {
+            let t = Instant::now();
+            m.embed(&["where do i work"]).expect("embed");
+            out.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let (first, second) = (median(first), median(second));
+    println!(
+        "int8 weights quantised on the first int8 job: {:.1} ms (one-text job: first {first:.1} ms, then {second:.1} ms)\n",
+        first - second
+    );
     let python = std::env::var("GITLOOM_BENCH_PYTHON").ok();
     println!(
         "| texts | count | tokens | precision | threads | texts/s | texts per CPU-s | GFLOP per CPU-s | NumPy texts/s | NumPy texts per CPU-s | ratio per CPU-s | max abs diff |"

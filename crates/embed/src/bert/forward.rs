@@ -7,7 +7,7 @@
 
 use super::Precision;
 use super::ops::{add_norm, attention, gelu, linear, norm};
-use super::quant::{QLinear, QScratch};
+use super::quant::QScratch;
 use super::weights::{BertWeights, Linear};
 use crate::embedder::normalise;
 
@@ -75,47 +75,20 @@ impl BertWeights {
             &w[self.embed_norm.bias.clone()],
             eps,
         );
-        let int8 = match precision {
-            Precision::Int8 => self.int8(),
-            Precision::F32 => &[],
+        let int8 = precision == Precision::Int8;
+        // One linear layer: in i8 at that precision when its shape packs, else in f32.
+        let lin = |l: &Linear, a: &[f32], out: &mut Vec<f32>, qs: &mut QScratch| {
+            let out = sized(out, tokens * l.outputs);
+            let bias = &w[l.bias.clone()];
+            match int8.then(|| l.int8(w)).flatten() {
+                Some(q) => q.forward(a, bias, out, qs),
+                None => linear(a, l.inputs, &w[l.weight.clone()], bias, out),
+            }
         };
-        for (i, layer) in self.layers.iter().enumerate() {
-            let q = int8.get(i);
-            // One linear layer: in i8 when it was quantised, else in f32.
-            let lin = |l: &Linear,
-                       ql: Option<&QLinear>,
-                       a: &[f32],
-                       out: &mut Vec<f32>,
-                       qs: &mut QScratch| {
-                let out = sized(out, tokens * l.outputs);
-                let bias = &w[l.bias.clone()];
-                match ql {
-                    Some(ql) => ql.forward(a, bias, out, qs),
-                    None => linear(a, l.inputs, &w[l.weight.clone()], bias, out),
-                }
-            };
-            let qs = &mut ws.quant;
-            lin(
-                &layer.query,
-                q.and_then(|q| q.query.as_ref()),
-                &ws.x,
-                &mut ws.q,
-                qs,
-            );
-            lin(
-                &layer.key,
-                q.and_then(|q| q.key.as_ref()),
-                &ws.x,
-                &mut ws.k,
-                qs,
-            );
-            lin(
-                &layer.value,
-                q.and_then(|q| q.value.as_ref()),
-                &ws.x,
-                &mut ws.v,
-                qs,
-            );
+        for layer in &self.layers {
+            lin(&layer.query, &ws.x, &mut ws.q, &mut ws.quant);
+            lin(&layer.key, &ws.x, &mut ws.k, &mut ws.quant);
+            lin(&layer.value, &ws.x, &mut ws.v, &mut ws.quant);
             let ctx = sized(&mut ws.ctx, tokens * h);
             let mut at = 0;
             for s in seqs {
@@ -131,13 +104,7 @@ impl BertWeights {
                 );
                 at += s.len();
             }
-            lin(
-                &layer.attn_out,
-                q.and_then(|q| q.attn_out.as_ref()),
-                &ws.ctx,
-                &mut ws.tmp,
-                &mut ws.quant,
-            );
+            lin(&layer.attn_out, &ws.ctx, &mut ws.tmp, &mut ws.quant);
             let n = &layer.attn_norm;
             add_norm(
                 &mut ws.x,
@@ -146,21 +113,9 @@ impl BertWeights {
                 &w[n.bias.clone()],
                 eps,
             );
-            lin(
-                &layer.intermediate,
-                q.and_then(|q| q.intermediate.as_ref()),
-                &ws.x,
-                &mut ws.inter,
-                &mut ws.quant,
-            );
+            lin(&layer.intermediate, &ws.x, &mut ws.inter, &mut ws.quant);
             gelu(&mut ws.inter);
-            lin(
-                &layer.output,
-                q.and_then(|q| q.output.as_ref()),
-                &ws.inter,
-                &mut ws.tmp,
-                &mut ws.quant,
-            );
+            lin(&layer.output, &ws.inter, &mut ws.tmp, &mut ws.quant);
             let n = &layer.out_norm;
             add_norm(
                 &mut ws.x,

@@ -21,8 +21,8 @@ pub(crate) struct QLinear {
     scale: Vec<f32>,
     /// Per output: the sum of its quantised weights (for the activations' zero point).
     colsum: Vec<i32>,
-    pub(crate) inputs: usize,
-    pub(crate) outputs: usize,
+    inputs: usize,
+    outputs: usize,
 }
 
 /// Scratch of one thread: the quantised activations and the i32 sums.

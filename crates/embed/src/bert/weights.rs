@@ -49,6 +49,20 @@ pub(crate) struct Linear {
     pub(crate) bias: Range<usize>,
     pub(crate) inputs: usize,
     pub(crate) outputs: usize,
+    /// The weights in i8 ([`Linear::int8`]), quantised on first use.
+    int8: OnceLock<Option<QLinear>>,
+}
+
+impl Linear {
+    /// This layer's weights (within `w`, [`BertWeights::data`]) quantised to i8 per
+    /// output row, once per process: ~40 ms for all of MiniLM's, paid by the first
+    /// bulk job, never by a query (see [`super::Precision`]). `None` for a shape the
+    /// kernel does not pack (the layer then runs in f32).
+    pub(crate) fn int8(&self, w: &[f32]) -> Option<&QLinear> {
+        self.int8
+            .get_or_init(|| QLinear::new(&w[self.weight.clone()], self.inputs, self.outputs))
+            .as_ref()
+    }
 }
 
 /// A layer norm's scale and shift.
@@ -71,18 +85,6 @@ pub(crate) struct Layer {
     pub(crate) out_norm: Norm,
 }
 
-/// One layer's linear layers in i8; `None` for a shape the kernel does not pack (the
-/// layer then runs in f32).
-#[derive(Debug)]
-pub(crate) struct Int8Layer {
-    pub(crate) query: Option<QLinear>,
-    pub(crate) key: Option<QLinear>,
-    pub(crate) value: Option<QLinear>,
-    pub(crate) attn_out: Option<QLinear>,
-    pub(crate) intermediate: Option<QLinear>,
-    pub(crate) output: Option<QLinear>,
-}
-
 /// Where the f32 data lives.
 enum Data {
     /// In the mapped file, from this byte offset to the end.
@@ -100,8 +102,6 @@ pub(crate) struct BertWeights {
     pub(crate) token_type: Range<usize>,
     pub(crate) embed_norm: Norm,
     pub(crate) layers: Vec<Layer>,
-    /// Each layer's linear layers in i8 ([`BertWeights::int8`]), quantised on first use.
-    int8: OnceLock<Vec<Int8Layer>>,
 }
 
 impl std::fmt::Debug for BertWeights {
@@ -190,7 +190,6 @@ impl BertWeights {
             token_type,
             embed_norm,
             layers,
-            int8: OnceLock::new(),
         })
     }
 
@@ -203,27 +202,6 @@ impl BertWeights {
             }
             Data::Owned(v) => v,
         }
-    }
-
-    /// Every layer's linear layers quantised to i8 (per output row, symmetric), once
-    /// per process: ~40 ms for MiniLM, paid by the first bulk job, never by a query
-    /// (see [`super::Precision`]).
-    pub(crate) fn int8(&self) -> &[Int8Layer] {
-        self.int8.get_or_init(|| {
-            let w = self.data();
-            let q = |l: &Linear| QLinear::new(&w[l.weight.clone()], l.inputs, l.outputs);
-            self.layers
-                .iter()
-                .map(|l| Int8Layer {
-                    query: q(&l.query),
-                    key: q(&l.key),
-                    value: q(&l.value),
-                    attn_out: q(&l.attn_out),
-                    intermediate: q(&l.intermediate),
-                    output: q(&l.output),
-                })
-                .collect()
-        })
     }
 
     /// Whether the weights are read in place from the mapped file.
@@ -294,6 +272,7 @@ impl Tensors<'_> {
             bias: self.get(&format!("{p}.bias"), &[outputs])?,
             inputs,
             outputs,
+            int8: OnceLock::new(),
         })
     }
 }
