@@ -42,6 +42,7 @@ pub fn default_embedder() -> Result<Option<Arc<dyn Embedder>>, EmbedError> {
 }
 
 /// L2-normalises `v` in place; a zero vector stays zero.
+#[inline(always)]
 pub(crate) fn normalise(v: &mut [f32]) {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if n > 0.0 {

@@ -5,6 +5,8 @@
 //! attention runs per text, at its own length. The output is each text's mean over
 //! its tokens, L2-normalised (sentence-transformers' pooling for MiniLM).
 
+use multiversion::multiversion;
+
 use super::Precision;
 use super::ops::{add_norm, attention, gelu, linear, norm};
 use super::quant::QScratch;
@@ -65,70 +67,93 @@ impl BertWeights {
         if tokens == 0 {
             return Ok(vec![vec![0.0; h]; seqs.len()]);
         }
-        let w = self.data();
-        let eps = c.layer_norm_eps as f32;
-        let x = sized(&mut ws.x, tokens * h);
-        self.embed_tokens(w, seqs, x);
-        norm(
-            x,
-            &w[self.embed_norm.weight.clone()],
-            &w[self.embed_norm.bias.clone()],
+        Ok(encode(self, seqs, tokens, precision, ws))
+    }
+}
+
+/// The forward pass of checked sequences (`tokens` of them in all), compiled once per
+/// instruction set below and picked at run time: the norms, GELU, softmax and
+/// embedding sums are element-wise f32 loops the compiler widens to the CPU's
+/// registers, and every helper they call is `#[inline(always)]` so it is compiled with
+/// the same features. Rust never fuses a multiply and an add on its own (`mul_add` is
+/// not used) and no reduction here is reordered, so every build gives the same floats
+/// bit for bit; only the speed differs (the matrix products dispatch for themselves).
+#[multiversion(targets("x86_64+avx512f+avx512bw", "x86_64+avx2"))]
+fn encode(
+    weights: &BertWeights,
+    seqs: &[&[u32]],
+    tokens: usize,
+    precision: Precision,
+    ws: &mut Workspace,
+) -> Vec<Vec<f32>> {
+    let c = &weights.config;
+    let h = c.hidden_size;
+    let w = weights.data();
+    let eps = c.layer_norm_eps as f32;
+    let x = sized(&mut ws.x, tokens * h);
+    weights.embed_tokens(w, seqs, x);
+    norm(
+        x,
+        &w[weights.embed_norm.weight.clone()],
+        &w[weights.embed_norm.bias.clone()],
+        eps,
+    );
+    let int8 = precision == Precision::Int8;
+    // One linear layer: in i8 at that precision when its shape packs, else in f32.
+    let lin = |l: &Linear, a: &[f32], out: &mut Vec<f32>, qs: &mut QScratch| {
+        let out = sized(out, tokens * l.outputs);
+        let bias = &w[l.bias.clone()];
+        match int8.then(|| l.int8(w)).flatten() {
+            Some(q) => q.forward(a, bias, out, qs),
+            None => linear(a, l.inputs, &w[l.weight.clone()], bias, out),
+        }
+    };
+    for layer in &weights.layers {
+        lin(&layer.query, &ws.x, &mut ws.q, &mut ws.quant);
+        lin(&layer.key, &ws.x, &mut ws.k, &mut ws.quant);
+        lin(&layer.value, &ws.x, &mut ws.v, &mut ws.quant);
+        let ctx = sized(&mut ws.ctx, tokens * h);
+        let mut at = 0;
+        for s in seqs {
+            let r = at * h..(at + s.len()) * h;
+            attention(
+                &ws.q[r.clone()],
+                &ws.k[r.clone()],
+                &ws.v[r.clone()],
+                h,
+                c.num_attention_heads,
+                &mut ws.scores,
+                &mut ctx[r],
+            );
+            at += s.len();
+        }
+        lin(&layer.attn_out, &ws.ctx, &mut ws.tmp, &mut ws.quant);
+        let n = &layer.attn_norm;
+        add_norm(
+            &mut ws.x,
+            &ws.tmp,
+            &w[n.weight.clone()],
+            &w[n.bias.clone()],
             eps,
         );
-        let int8 = precision == Precision::Int8;
-        // One linear layer: in i8 at that precision when its shape packs, else in f32.
-        let lin = |l: &Linear, a: &[f32], out: &mut Vec<f32>, qs: &mut QScratch| {
-            let out = sized(out, tokens * l.outputs);
-            let bias = &w[l.bias.clone()];
-            match int8.then(|| l.int8(w)).flatten() {
-                Some(q) => q.forward(a, bias, out, qs),
-                None => linear(a, l.inputs, &w[l.weight.clone()], bias, out),
-            }
-        };
-        for layer in &self.layers {
-            lin(&layer.query, &ws.x, &mut ws.q, &mut ws.quant);
-            lin(&layer.key, &ws.x, &mut ws.k, &mut ws.quant);
-            lin(&layer.value, &ws.x, &mut ws.v, &mut ws.quant);
-            let ctx = sized(&mut ws.ctx, tokens * h);
-            let mut at = 0;
-            for s in seqs {
-                let r = at * h..(at + s.len()) * h;
-                attention(
-                    &ws.q[r.clone()],
-                    &ws.k[r.clone()],
-                    &ws.v[r.clone()],
-                    h,
-                    c.num_attention_heads,
-                    &mut ws.scores,
-                    &mut ctx[r],
-                );
-                at += s.len();
-            }
-            lin(&layer.attn_out, &ws.ctx, &mut ws.tmp, &mut ws.quant);
-            let n = &layer.attn_norm;
-            add_norm(
-                &mut ws.x,
-                &ws.tmp,
-                &w[n.weight.clone()],
-                &w[n.bias.clone()],
-                eps,
-            );
-            lin(&layer.intermediate, &ws.x, &mut ws.inter, &mut ws.quant);
-            gelu(&mut ws.inter);
-            lin(&layer.output, &ws.inter, &mut ws.tmp, &mut ws.quant);
-            let n = &layer.out_norm;
-            add_norm(
-                &mut ws.x,
-                &ws.tmp,
-                &w[n.weight.clone()],
-                &w[n.bias.clone()],
-                eps,
-            );
-        }
-        Ok(pool(&ws.x, seqs, h))
+        lin(&layer.intermediate, &ws.x, &mut ws.inter, &mut ws.quant);
+        gelu(&mut ws.inter);
+        lin(&layer.output, &ws.inter, &mut ws.tmp, &mut ws.quant);
+        let n = &layer.out_norm;
+        add_norm(
+            &mut ws.x,
+            &ws.tmp,
+            &w[n.weight.clone()],
+            &w[n.bias.clone()],
+            eps,
+        );
     }
+    pool(&ws.x, seqs, h)
+}
 
+impl BertWeights {
     /// Word + position + token-type (0) embedding of every token, stacked.
+    #[inline(always)]
     fn embed_tokens(&self, w: &[f32], seqs: &[&[u32]], x: &mut [f32]) {
         let h = self.config.hidden_size;
         let (word, pos) = (&w[self.word.clone()], &w[self.position.clone()]);
@@ -147,6 +172,7 @@ impl BertWeights {
 }
 
 /// Mean over each text's rows, L2-normalised.
+#[inline(always)]
 fn pool(x: &[f32], seqs: &[&[u32]], h: usize) -> Vec<Vec<f32>> {
     let mut out = Vec::with_capacity(seqs.len());
     let mut at = 0;

@@ -159,6 +159,7 @@ pub(crate) fn linear(a: &[f32], k: usize, w: &[f32], bias: &[f32], out: &mut [f3
 /// Self-attention of one text: `q`, `k`, `v` and `ctx` are its `len × width` rows
 /// (`width = heads × head_dim`); each head attends over the text's own tokens (no
 /// padding, so no mask). `scores` is scratch space.
+#[inline(always)]
 pub(crate) fn attention(
     q: &[f32],
     k: &[f32],
@@ -197,11 +198,13 @@ pub(crate) fn attention(
 }
 
 /// Head `h`'s `len × dh` columns of a `len × width` matrix.
+#[inline(always)]
 fn head_view(m: &[f32], h: usize, len: usize, dh: usize, width: usize) -> Mat<'_> {
     Mat::new(&m[h * dh..], (len, dh), (width, 1))
 }
 
 /// In place: `x = layer_norm(x + residual) · weight + bias`, row by row.
+#[inline(always)]
 pub(crate) fn add_norm(x: &mut [f32], residual: &[f32], weight: &[f32], bias: &[f32], eps: f32) {
     let n = weight.len();
     for (row, res) in x.chunks_exact_mut(n).zip(residual.chunks_exact(n)) {
@@ -213,12 +216,14 @@ pub(crate) fn add_norm(x: &mut [f32], residual: &[f32], weight: &[f32], bias: &[
 }
 
 /// In place: `x = layer_norm(x) · weight + bias`, row by row.
+#[inline(always)]
 pub(crate) fn norm(x: &mut [f32], weight: &[f32], bias: &[f32], eps: f32) {
     for row in x.chunks_exact_mut(weight.len()) {
         norm_row(row, weight, bias, eps);
     }
 }
 
+#[inline(always)]
 fn norm_row(row: &mut [f32], weight: &[f32], bias: &[f32], eps: f32) {
     let n = row.len() as f32;
     let mean = row.iter().sum::<f32>() / n;
@@ -230,6 +235,7 @@ fn norm_row(row: &mut [f32], weight: &[f32], bias: &[f32], eps: f32) {
 }
 
 /// In place: the exact (erf) GELU, `x · (1 + erf(x / √2)) / 2`.
+#[inline(always)]
 pub(crate) fn gelu(x: &mut [f32]) {
     for v in x {
         *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
@@ -237,8 +243,9 @@ pub(crate) fn gelu(x: &mut [f32]) {
 }
 
 /// In place: softmax of one row.
+#[inline(always)]
 fn softmax(row: &mut [f32]) {
-    let max = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+    let max = max(row);
     for x in row.iter_mut() {
         *x = exp_nonpositive(*x - max);
     }
@@ -248,8 +255,27 @@ fn softmax(row: &mut [f32]) {
     }
 }
 
+/// The greatest of `v` (−∞ for none; a NaN is never taken), sixteen lanes at a time:
+/// `f32::max` folded one element after the other is a chain the compiler keeps scalar,
+/// and the greatest value is the same whatever the order it is found in.
+#[inline(always)]
+fn max(v: &[f32]) -> f32 {
+    let pick = |m: f32, x: f32| if x > m { x } else { m };
+    let mut acc = [f32::NEG_INFINITY; 16];
+    let (chunks, rest) = v.as_chunks::<16>();
+    for c in chunks {
+        for j in 0..16 {
+            acc[j] = pick(acc[j], c[j]);
+        }
+    }
+    acc.iter()
+        .chain(rest)
+        .fold(f32::NEG_INFINITY, |m, &x| pick(m, x))
+}
+
 /// Sum with eight accumulators (a single running sum is a dependency chain the
 /// compiler may not reorder).
+#[inline(always)]
 fn sum(v: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (chunks, rest) = v.as_chunks::<8>();
@@ -267,7 +293,7 @@ fn sum(v: &[f32]) -> f32 {
 /// the exponent bits. Written out because `f32::exp` is a library call per element that
 /// does not vectorise; attention's softmax takes one per pair of tokens, per head and
 /// layer.
-#[inline]
+#[inline(always)]
 fn exp_nonpositive(x: f32) -> f32 {
     // Below -87, e^x is under f32's smallest normal; 0 is what the softmax needs.
     let xc = x.max(-87.0);
@@ -296,7 +322,7 @@ fn exp_nonpositive(x: f32) -> f32 {
 /// (1,536 of them per token and layer) does not vectorise; this loop does. Plain
 /// `a * b + c`, not `mul_add`: without FMA enabled at compile time `mul_add` is a
 /// call into a software fused multiply-add, which took a quarter of the forward pass.
-#[inline]
+#[inline(always)]
 fn erf(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;

@@ -96,12 +96,13 @@ impl QLinear {
             }
             return;
         }
-        self.stages(a, bias, out, s, portable);
+        self.stages(a, bias, out, s, quantise_row, portable);
     }
 
-    /// Quantise the rows, sum the products with `kernel`, scale back and add the bias;
-    /// [`ROWS`] rows at a time, so the scratch stays small (and in cache) whatever the
-    /// batch: a batch of 4,096 tokens would otherwise hold 25 MB of i32 sums.
+    /// Quantise the rows (each by `quantise`, [`quantise_row`]), sum the products with
+    /// `kernel`, scale back and add the bias; [`ROWS`] rows at a time, so the scratch
+    /// stays small (and in cache) whatever the batch: a batch of 4,096 tokens would
+    /// otherwise hold 25 MB of i32 sums.
     #[inline(always)]
     fn stages(
         &self,
@@ -109,12 +110,13 @@ impl QLinear {
         bias: &[f32],
         out: &mut [f32],
         s: &mut QScratch,
+        quantise: impl Fn(&[f32], &mut [u8]) -> (f32, i32),
         kernel: impl Fn(&[u8], usize, usize, &[i8], usize, &mut [i32]),
     ) {
         let (k, n) = (self.inputs, self.outputs);
         for (a, out) in a.chunks(ROWS * k).zip(out.chunks_mut(ROWS * n)) {
             let m = a.len() / k;
-            quantise_rows(a, k, s);
+            quantise_rows(a, k, s, &quantise);
             s.acc.clear();
             s.acc.resize(m * n, 0);
             kernel(&s.a, m, k, &self.packed, n, &mut s.acc);
@@ -137,26 +139,52 @@ impl QLinear {
     }
 }
 
-/// Each row of `a` (`m × k`) as u8 with its own scale and zero point. Rounded half up
-/// by adding one half and truncating (the values are never negative by then), which
-/// vectorises on every x86-64, where `round` is a library call.
+/// Each row of `a` (`m × k`) as u8 with its own scale and zero point, by `quantise`.
 #[inline(always)]
-fn quantise_rows(a: &[f32], k: usize, s: &mut QScratch) {
+fn quantise_rows(
+    a: &[f32],
+    k: usize,
+    s: &mut QScratch,
+    quantise: impl Fn(&[f32], &mut [u8]) -> (f32, i32),
+) {
     let m = a.len() / k;
     s.a.clear();
     s.a.resize(m * k, 0);
     s.a_scale.clear();
     s.a_zero.clear();
-    for (r, row) in a.chunks_exact(k).enumerate() {
-        let (lo, hi) = range(row);
-        let sc = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
-        let z = ((-lo / sc) + 0.5).clamp(0.0, 255.0) as i32 as f32;
-        let inv = 1.0 / sc;
-        for (o, &x) in s.a[r * k..(r + 1) * k].iter_mut().zip(row) {
-            *o = (x * inv + z + 0.5).clamp(0.0, 255.0) as u8;
-        }
+    for (row, out) in a.chunks_exact(k).zip(s.a.chunks_exact_mut(k)) {
+        let (sc, z) = quantise(row, out);
         s.a_scale.push(sc);
-        s.a_zero.push(z as i32);
+        s.a_zero.push(z);
+    }
+}
+
+/// One row as u8 into `out`, with its scale and zero point: the range of the row and
+/// 0 spread over 0..=255, each value rounded half up by adding one half and truncating
+/// (the values are never negative by then; `round` is a library call).
+#[inline(always)]
+fn quantise_row(row: &[f32], out: &mut [u8]) -> (f32, i32) {
+    let (lo, hi) = range(row);
+    let (sc, z) = scale_and_zero(lo, hi);
+    convert_row(row, 1.0 / sc, z, out);
+    (sc, z as i32)
+}
+
+/// The scale and zero point (a whole number, as f32) of a row from `lo ≤ 0 ≤ hi`.
+#[inline(always)]
+fn scale_and_zero(lo: f32, hi: f32) -> (f32, f32) {
+    let sc = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
+    let z = ((-lo / sc) + 0.5).clamp(0.0, 255.0) as i32 as f32;
+    (sc, z)
+}
+
+/// One row's values as u8: `x · inv + z + 0.5`, clamped to 0..=255 and truncated (a
+/// NaN gives 0). The compiler does this one element at a time (`as u8` from f32 is a
+/// saturating conversion it does not vectorise); the VNNI build has its own.
+#[inline(always)]
+fn convert_row(row: &[f32], inv: f32, z: f32, out: &mut [u8]) {
+    for (o, &x) in out.iter_mut().zip(row) {
+        *o = (x * inv + z + 0.5).clamp(0.0, 255.0) as u8;
     }
 }
 
@@ -258,10 +286,78 @@ mod vnni {
         out: &mut [f32],
         s: &mut QScratch,
     ) {
-        q.stages(a, bias, out, s, |a, m, k, p, n, acc| {
-            // SAFETY: this function runs only where the features are (its caller checks).
-            unsafe { products(a, m, k, p, n, acc) }
-        });
+        q.stages(
+            a,
+            bias,
+            out,
+            s,
+            // SAFETY (both): this function runs only where the features are (its caller
+            // checks).
+            |row, o| unsafe { quantise_row(row, o) },
+            |a, m, k, p, n, acc| unsafe { products(a, m, k, p, n, acc) },
+        );
+    }
+
+    /// [`super::quantise_row`] on sixteen lanes: the same selections and operations.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn quantise_row(row: &[f32], out: &mut [u8]) -> (f32, i32) {
+        // SAFETY (both): the features are this function's own.
+        let (lo, hi) = unsafe { range(row) };
+        let (sc, z) = super::scale_and_zero(lo, hi);
+        unsafe { convert_row(row, 1.0 / sc, z, out) };
+        (sc, z as i32)
+    }
+
+    /// [`super::range`] sixteen lanes at a time: `min_ps(x, lo)` is `x < lo ? x : lo`
+    /// and `max_ps(x, hi)` is `x > hi ? x : hi`, the portable selections, so a NaN or a
+    /// negative zero is never taken in either, and the least and greatest are the same
+    /// values whatever the order.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn range(row: &[f32]) -> (f32, f32) {
+        let (mut lo, mut hi) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+        let mut i = 0;
+        while i + 16 <= row.len() {
+            // SAFETY: i + 16 ≤ len, so the 16 floats read are inside `row`.
+            let x = unsafe { _mm512_loadu_ps(row.as_ptr().add(i)) };
+            lo = _mm512_min_ps(x, lo);
+            hi = _mm512_max_ps(x, hi);
+            i += 16;
+        }
+        let (mut l16, mut h16) = ([0f32; 16], [0f32; 16]);
+        // SAFETY: each array holds the 16 floats stored.
+        unsafe {
+            _mm512_storeu_ps(l16.as_mut_ptr(), lo);
+            _mm512_storeu_ps(h16.as_mut_ptr(), hi);
+        }
+        let (l, h) = super::range(&row[i..]);
+        let l = l16.iter().fold(l, |a, &b| if b < a { b } else { a });
+        let h = h16.iter().fold(h, |a, &b| if b > a { b } else { a });
+        (l, h)
+    }
+
+    /// [`super::convert_row`] sixteen values at a time, the same operations in the same
+    /// order: `max` before `min` sends a NaN to 0 as the portable clamp and cast do, and
+    /// the truncating conversions (`vcvttps2dq`, then `vpmovdb` keeping the low byte) of
+    /// a value already in 0..=255 give its `as u8`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn convert_row(row: &[f32], inv: f32, z: f32, out: &mut [u8]) {
+        let n = row.len().min(out.len());
+        let (vi, vz, half) = (_mm512_set1_ps(inv), _mm512_set1_ps(z), _mm512_set1_ps(0.5));
+        let (lo, hi) = (_mm512_setzero_ps(), _mm512_set1_ps(255.0));
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY: i + 16 ≤ n, so the 16 floats read and 16 bytes written are inside
+            // `row` and `out`.
+            unsafe {
+                let x = _mm512_loadu_ps(row.as_ptr().add(i));
+                let y = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(x, vi), vz), half);
+                let y = _mm512_min_ps(_mm512_max_ps(y, lo), hi);
+                let b = _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(y));
+                _mm_storeu_si128(out.as_mut_ptr().add(i).cast(), b);
+            }
+            i += 16;
+        }
+        super::convert_row(&row[i..n], inv, z, &mut out[i..n]);
     }
 
     /// Four rows at a time (16 accumulators: 4 rows × 64 columns), then one at a time.
@@ -435,12 +531,47 @@ mod tests {
             }
             // The portable stages give the same floats as the dispatched ones.
             let mut portable_out = vec![0f32; m * n];
-            q.stages(&a, &bias, &mut portable_out, &mut s, portable);
+            q.stages(&a, &bias, &mut portable_out, &mut s, quantise_row, portable);
             assert_eq!(
                 portable_out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 "{m}×{k}×{n}"
             );
+        }
+    }
+
+    /// The VNNI build's conversion against the portable one on the edges: ties, the
+    /// clamps, a NaN, negative zero, and a tail shorter than a register.
+    #[test]
+    fn both_conversions_give_the_same_bytes() {
+        #[cfg(target_arch = "x86_64")]
+        if vnni::available() {
+            let mut seed = 5;
+            let mut row: Vec<f32> = (0..37).map(|_| lcg(&mut seed) * 600.0).collect();
+            row[..8].copy_from_slice(&[f32::NAN, -0.0, 0.5, 1.5, 254.5, 255.5, -3.0, 1e9]);
+            for (inv, z) in [(1.0, 0.0), (0.37, 12.0), (2.0, 255.0)] {
+                let (mut want, mut got) = (vec![0u8; row.len()], vec![0u8; row.len()]);
+                convert_row(&row, inv, z, &mut want);
+                #[allow(unsafe_code)]
+                // SAFETY: the CPU has the features (checked above).
+                unsafe {
+                    vnni::convert_row(&row, inv, z, &mut got);
+                }
+                assert_eq!(got, want, "inv {inv}, zero {z}");
+            }
+            // And the whole row: its range (the least and greatest met anywhere, in
+            // the tail too) and so its scale and zero point.
+            for len in [5, 16, 37, 384] {
+                let mut row: Vec<f32> = (0..len).map(|_| lcg(&mut seed) * 8.0).collect();
+                row[len - 1] = -9.5;
+                row[len / 2] = f32::NAN;
+                let (mut want, mut got) = (vec![0u8; len], vec![0u8; len]);
+                let w = quantise_row(&row, &mut want);
+                #[allow(unsafe_code)]
+                // SAFETY: as above.
+                let g = unsafe { vnni::quantise_row(&row, &mut got) };
+                assert_eq!((g, got), (w, want), "length {len}");
+            }
         }
     }
 
@@ -454,7 +585,7 @@ mod tests {
     #[test]
     fn a_constant_row_quantises_without_dividing_by_zero() {
         let mut s = QScratch::default();
-        quantise_rows(&[0.0; 8], 8, &mut s);
+        quantise_rows(&[0.0; 8], 8, &mut s, quantise_row);
         assert_eq!((s.a_scale[0], s.a_zero[0]), (1.0, 0));
         assert!(s.a.iter().all(|&x| x == 0));
     }
