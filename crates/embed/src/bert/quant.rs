@@ -52,26 +52,18 @@ impl QLinear {
             .zip(q.chunks_exact_mut(inputs))
             .zip(scale.iter_mut().zip(colsum.iter_mut()))
         {
-            let max = row
-                .iter()
-                .fold(0f32, |m, x| if x.abs() > m { x.abs() } else { m });
-            *s = if max > 0.0 { max / 127.0 } else { 1.0 };
-            let inv = 1.0 / *s;
-            for (o, x) in qrow.iter_mut().zip(row) {
-                // Half away from zero, by truncation (`round` is a library call).
-                let y = x * inv;
-                *o = (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8;
-            }
+            *s = weight_row(row, qrow);
             *sum = qrow.iter().map(|&v| i32::from(v)).sum();
         }
-        let mut packed = Vec::with_capacity(q.len());
+        // Per block of 64 outputs, per group of four inputs, each output's four bytes.
+        let mut packed = vec![0i8; q.len()];
+        let mut at = packed.chunks_exact_mut(4);
         for nb in (0..outputs).step_by(BLOCK) {
-            let rows: Vec<&[i8]> = (nb..nb + BLOCK)
-                .map(|c| &q[c * inputs..(c + 1) * inputs])
-                .collect();
             for k4 in (0..inputs).step_by(4) {
-                for r in &rows {
-                    packed.extend_from_slice(&r[k4..k4 + 4]);
+                for c in nb..nb + BLOCK {
+                    if let Some(dst) = at.next() {
+                        dst.copy_from_slice(&q[c * inputs + k4..c * inputs + k4 + 4]);
+                    }
                 }
             }
         }
@@ -136,6 +128,41 @@ impl QLinear {
                 }
             }
         }
+    }
+}
+
+/// One output's weights as i8 into `out`, returning their scale (symmetric: the
+/// greatest magnitude is ±127), on the VNNI build's instructions where the CPU has
+/// them (once per layer and process: ~40 ms for MiniLM one element at a time).
+fn weight_row(row: &[f32], out: &mut [i8]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if vnni::available() {
+        #[allow(unsafe_code)]
+        // SAFETY: the CPU has the features `vnni::weight_row` is compiled for (checked
+        // just above); it touches memory only through the slices it is given.
+        return unsafe { vnni::weight_row(row, out) };
+    }
+    let max = row
+        .iter()
+        .fold(0f32, |m, x| if x.abs() > m { x.abs() } else { m });
+    let s = weight_scale(max);
+    weight_bytes(row, 1.0 / s, out);
+    s
+}
+
+/// The scale of a row whose greatest magnitude is `max`.
+#[inline(always)]
+fn weight_scale(max: f32) -> f32 {
+    if max > 0.0 { max / 127.0 } else { 1.0 }
+}
+
+/// `x · inv` rounded half away from zero (by adding ±½ and truncating: `round` is a
+/// library call), clamped to ±127 (a NaN gives 0).
+#[inline(always)]
+fn weight_bytes(row: &[f32], inv: f32, out: &mut [i8]) {
+    for (o, x) in out.iter_mut().zip(row) {
+        let y = x * inv;
+        *o = (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8;
     }
 }
 
@@ -296,6 +323,56 @@ mod vnni {
             |row, o| unsafe { quantise_row(row, o) },
             |a, m, k, p, n, acc| unsafe { products(a, m, k, p, n, acc) },
         );
+    }
+
+    /// [`super::weight_row`] sixteen lanes at a time: the greatest magnitude by
+    /// `max_ps(|x|, m)` (`|x| > m ? |x| : m`, the portable selection), then each value
+    /// as the portable code computes it; the clamps take the bound first
+    /// (`max_ps(lo, t)` is `lo > t ? lo : t`), so a NaN passes through them and its
+    /// truncation (`0x80000000`, low byte 0) gives 0, as `as i8` does.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn weight_row(row: &[f32], out: &mut [i8]) -> f32 {
+        let n = row.len().min(out.len());
+        let mut m = _mm512_setzero_ps();
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY: i + 16 ≤ n, so the 16 floats read are inside `row`.
+            let x = unsafe { _mm512_loadu_ps(row.as_ptr().add(i)) };
+            m = _mm512_max_ps(_mm512_abs_ps(x), m);
+            i += 16;
+        }
+        let mut lanes = [0f32; 16];
+        // SAFETY: the array holds the 16 floats stored.
+        unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), m) };
+        let max = lanes
+            .iter()
+            .chain(&row[i..n])
+            .fold(0f32, |m, x| if x.abs() > m { x.abs() } else { m });
+        let s = super::weight_scale(max);
+        let inv = 1.0 / s;
+        let (vi, sign) = (_mm512_set1_ps(inv), _mm512_set1_epi32(i32::MIN));
+        let (half, lo, hi) = (
+            _mm512_set1_epi32(0.5f32.to_bits() as i32),
+            _mm512_set1_ps(-127.0),
+            _mm512_set1_ps(127.0),
+        );
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY: i + 16 ≤ n, so the 16 floats read and 16 bytes written are inside
+            // `row` and `out`.
+            unsafe {
+                let y = _mm512_mul_ps(_mm512_loadu_ps(row.as_ptr().add(i)), vi);
+                // ±½ with y's sign: ½'s bits with y's sign bit.
+                let h = _mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(y), sign), half);
+                let t = _mm512_add_ps(y, _mm512_castsi512_ps(h));
+                let t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));
+                let b = _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t));
+                _mm_storeu_si128(out.as_mut_ptr().add(i).cast(), b);
+            }
+            i += 16;
+        }
+        super::weight_bytes(&row[i..n], inv, &mut out[i..n]);
+        s
     }
 
     /// [`super::quantise_row`] on sixteen lanes: the same selections and operations.
@@ -572,6 +649,55 @@ mod tests {
                 let g = unsafe { vnni::quantise_row(&row, &mut got) };
                 assert_eq!((g, got), (w, want), "length {len}");
             }
+        }
+    }
+
+    /// The VNNI build's weight quantisation against the portable code: ties, both
+    /// clamps, a NaN, negative zero, a row of zeros, short tails.
+    #[test]
+    fn both_weight_quantisations_give_the_same_bytes() {
+        #[cfg(target_arch = "x86_64")]
+        if vnni::available() {
+            let mut seed = 3;
+            for len in [0, 5, 16, 37, 384, 1536] {
+                let mut row: Vec<f32> = (0..len).map(|_| lcg(&mut seed) * 0.3).collect();
+                if len >= 8 {
+                    let m = 0.15 / 127.0;
+                    row[..8].copy_from_slice(&[
+                        f32::NAN,
+                        -0.0,
+                        0.5 * m,
+                        -0.5 * m,
+                        1.5 * m,
+                        126.5 * m,
+                        -0.15,
+                        0.15,
+                    ]);
+                }
+                let (mut want, mut got) = (vec![0i8; len], vec![0i8; len]);
+                let portable_scale = {
+                    let max = row
+                        .iter()
+                        .fold(0f32, |m, x| if x.abs() > m { x.abs() } else { m });
+                    let s = weight_scale(max);
+                    weight_bytes(&row, 1.0 / s, &mut want);
+                    s
+                };
+                #[allow(unsafe_code)]
+                // SAFETY: the CPU has the features (checked above).
+                let s = unsafe { vnni::weight_row(&row, &mut got) };
+                assert_eq!(
+                    (s.to_bits(), got),
+                    (portable_scale.to_bits(), want),
+                    "length {len}"
+                );
+            }
+            let zeros = [0f32; 32];
+            let mut got = [1i8; 32];
+            #[allow(unsafe_code)]
+            // SAFETY: as above.
+            let s = unsafe { vnni::weight_row(&zeros, &mut got) };
+            assert_eq!((s, got), (1.0, [0i8; 32]));
         }
     }
 
