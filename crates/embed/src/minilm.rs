@@ -10,7 +10,7 @@
 //! Texts to be stored (cues, bodies) run their linear layers in 8-bit integers where
 //! the CPU has AVX-512 VNNI ([`Precision::fastest`]; the model id then ends in
 //! `/int8`), in f32 elsewhere; a query runs in f32 ([`Embedder::embed_query`]): one
-//! short text, where quantising the weights (~40 ms once per process) would cost a
+//! short text, where quantising the weights (~12 ms once per process) would cost a
 //! one-shot `retrieve` more than it saves.
 
 use std::path::{Path, PathBuf};

@@ -55,7 +55,7 @@ pub(crate) struct Linear {
 
 impl Linear {
     /// This layer's weights (within `w`, [`BertWeights::data`]) quantised to i8 per
-    /// output row, once per process: ~40 ms for all of MiniLM's, paid by the first
+    /// output row, once per process: ~12 ms for all of MiniLM's, paid by the first
     /// bulk job, never by a query (see [`super::Precision`]). `None` for a shape the
     /// kernel does not pack (the layer then runs in f32).
     pub(crate) fn int8(&self, w: &[f32]) -> Option<&QLinear> {
