@@ -10,7 +10,7 @@ use multiversion::multiversion;
 use super::Precision;
 use super::ops::{add_norm, attention, gelu, linear, norm};
 use super::quant::QScratch;
-use super::weights::{BertWeights, Linear};
+use super::weights::{BertWeights, Linear, Norm};
 use crate::embedder::normalise;
 
 /// Scratch buffers of one thread, grown to the largest batch seen and reused.
@@ -108,6 +108,10 @@ fn encode(
             None => linear(a, l.inputs, &w[l.weight.clone()], bias, out),
         }
     };
+    // `x = norm(x + residual)` with one of the layer's norms.
+    let residual_norm = |x: &mut [f32], residual: &[f32], n: &Norm| {
+        add_norm(x, residual, &w[n.weight.clone()], &w[n.bias.clone()], eps);
+    };
     for layer in &weights.layers {
         lin(&layer.query, &ws.x, &mut ws.q, &mut ws.quant);
         lin(&layer.key, &ws.x, &mut ws.k, &mut ws.quant);
@@ -128,25 +132,11 @@ fn encode(
             at += s.len();
         }
         lin(&layer.attn_out, &ws.ctx, &mut ws.tmp, &mut ws.quant);
-        let n = &layer.attn_norm;
-        add_norm(
-            &mut ws.x,
-            &ws.tmp,
-            &w[n.weight.clone()],
-            &w[n.bias.clone()],
-            eps,
-        );
+        residual_norm(&mut ws.x, &ws.tmp, &layer.attn_norm);
         lin(&layer.intermediate, &ws.x, &mut ws.inter, &mut ws.quant);
         gelu(&mut ws.inter);
         lin(&layer.output, &ws.inter, &mut ws.tmp, &mut ws.quant);
-        let n = &layer.out_norm;
-        add_norm(
-            &mut ws.x,
-            &ws.tmp,
-            &w[n.weight.clone()],
-            &w[n.bias.clone()],
-            eps,
-        );
+        residual_norm(&mut ws.x, &ws.tmp, &layer.out_norm);
     }
     pool(&ws.x, seqs, h)
 }
