@@ -139,6 +139,40 @@ impl StoredArena {
         model: &str,
         tag: &str,
     ) -> Result<(), EmbedError> {
+        let all = RowRun {
+            arena,
+            rows: 0..arena.len(),
+            key: None,
+        };
+        StoredArena::write_runs(path, arena.dim(), &[all], labels, model, tag)
+    }
+
+    /// Writes the rows of `runs`, in order, with `labels`: the same bytes as
+    /// [`StoredArena::write`] of an arena that held those rows under those keys, without
+    /// building that arena first (a sync's merge writes the unchanged rows straight from
+    /// the mapped file of the commit before). Every run's arena must be of dimension
+    /// `dim` and hold its rows.
+    pub fn write_runs(
+        path: &Path,
+        dim: usize,
+        runs: &[RowRun<'_>],
+        labels: &[(&str, &str)],
+        model: &str,
+        tag: &str,
+    ) -> Result<(), EmbedError> {
+        for run in runs {
+            if run.arena.dim() != dim || run.rows.end > run.arena.len() {
+                return Err(EmbedError::invalid(
+                    path,
+                    format!(
+                        "rows {:?} of an arena of {} rows of dimension {}, written as dimension {dim}",
+                        run.rows,
+                        run.arena.len(),
+                        run.arena.dim()
+                    ),
+                ));
+            }
+        }
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(d) = dir {
             std::fs::create_dir_all(d).map_err(EmbedError::io(d, "create directory"))?;
@@ -146,7 +180,7 @@ impl StoredArena {
         let mut tmp_name = path.as_os_str().to_owned();
         tmp_name.push(format!(".tmp-{}", std::process::id()));
         let tmp = PathBuf::from(tmp_name);
-        let result = write_to(&tmp, arena, labels, model, tag).and_then(|()| {
+        let result = write_to(&tmp, dim, runs, labels, model, tag).and_then(|()| {
             std::fs::rename(&tmp, path).map_err(EmbedError::io(path, "rename into place"))
         });
         if result.is_err() {
@@ -154,6 +188,31 @@ impl StoredArena {
         }
         result
     }
+}
+
+/// Rows of one arena to write: `rows` of `arena`, under `key`, or under the keys they
+/// have (`None`).
+#[derive(Debug, Clone)]
+pub struct RowRun<'a> {
+    pub arena: &'a Arena,
+    pub rows: Range<usize>,
+    pub key: Option<u32>,
+}
+
+/// The runs with neighbours of one arena joined: rows `a..b` then `b..c` of the same
+/// arena are one slice of each section, so the largest sections of a merge are written
+/// in a few long slices rather than one per memory.
+fn spans<'a>(runs: &[RowRun<'a>]) -> Vec<(&'a Arena, Range<usize>)> {
+    let mut out: Vec<(&'a Arena, Range<usize>)> = Vec::new();
+    for run in runs.iter().filter(|r| !r.rows.is_empty()) {
+        match out.last_mut() {
+            Some((a, rows)) if std::ptr::eq(*a, run.arena) && rows.end == run.rows.start => {
+                rows.end = run.rows.end;
+            }
+            _ => out.push((run.arena, run.rows.clone())),
+        }
+    }
+    out
 }
 
 /// A buffered file writer that pads each section to [`ALIGN`].
@@ -203,7 +262,8 @@ impl Sections {
 
 fn write_to(
     path: &Path,
-    arena: &Arena,
+    dim: usize,
+    runs: &[RowRun<'_>],
     labels: &[(&str, &str)],
     model: &str,
     tag: &str,
@@ -219,6 +279,8 @@ fn write_to(
             offsets.push(end);
         }
     }
+    let rows: usize = runs.iter().map(|r| r.rows.len()).sum();
+    let spans = spans(runs);
     let file = std::fs::File::create(path).map_err(EmbedError::io(path, "create"))?;
     let mut s = Sections {
         w: std::io::BufWriter::with_capacity(1 << 20, file),
@@ -227,25 +289,40 @@ fn write_to(
     (|| -> std::io::Result<()> {
         s.bytes(MAGIC)?;
         s.bytes(&VERSION.to_le_bytes())?;
-        s.bytes(&(arena.dim() as u32).to_le_bytes())?;
-        s.bytes(&(arena.len() as u64).to_le_bytes())?;
+        s.bytes(&(dim as u32).to_le_bytes())?;
+        s.bytes(&(rows as u64).to_le_bytes())?;
         s.bytes(&(labels.len() as u64).to_le_bytes())?;
         s.bytes(&(model.len() as u32).to_le_bytes())?;
         s.bytes(&(tag.len() as u32).to_le_bytes())?;
         s.bytes(model.as_bytes())?;
         s.bytes(tag.as_bytes())?;
         s.end_section()?;
-        s.u32s(arena.keys())?;
+        for run in runs {
+            match run.key {
+                None => s.u32s(&run.arena.keys()[run.rows.clone()])?,
+                Some(k) => s.u32s(&vec![k; run.rows.len()])?,
+            }
+        }
         s.end_section()?;
-        s.bytes(arena.kinds())?;
+        for (a, r) in &spans {
+            s.bytes(&a.kinds()[r.clone()])?;
+        }
         s.end_section()?;
-        s.f32s(arena.qscale())?;
+        for (a, r) in &spans {
+            s.f32s(&a.qscale()[r.clone()])?;
+        }
         s.end_section()?;
-        s.f32s(arena.inv_norm())?;
+        for (a, r) in &spans {
+            s.f32s(&a.inv_norm()[r.clone()])?;
+        }
         s.end_section()?;
-        s.bytes(bytemuck::cast_slice(arena.quant()))?;
+        for (a, r) in &spans {
+            s.bytes(bytemuck::cast_slice(&a.quant()[r.start * dim..r.end * dim]))?;
+        }
         s.end_section()?;
-        s.f32s(arena.floats())?;
+        for (a, r) in &spans {
+            s.f32s(&a.floats()[r.start * dim..r.end * dim])?;
+        }
         s.end_section()?;
         s.u32s(&offsets)?;
         s.end_section()?;

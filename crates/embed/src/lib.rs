@@ -44,7 +44,7 @@ mod static_table;
 mod wordpiece;
 
 pub use arena::{Arena, ScanHit, cosine};
-pub use arena_file::{ArenaMiss, Labels, StoredArena};
+pub use arena_file::{ArenaMiss, Labels, RowRun, StoredArena};
 pub use bert::Precision;
 pub use cache::{CacheStatus, EmbedStats, VectorCache, embed_cached, text_hash};
 pub use chunk::{chunk, max_words_for_tokens};

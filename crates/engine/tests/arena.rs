@@ -281,3 +281,47 @@ fn a_new_model_re_embeds_with_progress_and_replaces_the_old_arena_file() {
     assert_ne!(new, old, "the renamed model has its own arena file");
     assert!(!old.exists(), "the old model's arena file is removed");
 }
+
+#[test]
+fn a_merge_that_cannot_be_written_is_kept_in_memory_and_answers_the_same() {
+    let e = Arc::new(Hashing::default());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(dir.path(), options(&e)).expect("init");
+    engine
+        .write(
+            "facts/pets/cat.md",
+            &file("The cat", "what pet do I have", "A grey cat called Mellob."),
+            None,
+        )
+        .expect("write");
+    // A directory where the arena file goes: the merged file cannot be renamed into
+    // place, so the sync keeps the merged arena in memory.
+    let path = arena_file(dir.path());
+    std::fs::remove_file(&path).expect("remove arena");
+    std::fs::create_dir(&path).expect("a directory in its place");
+    std::fs::write(path.join("keep"), b"x").expect("fill it");
+    let out = engine
+        .write(
+            "facts/pets/dog.md",
+            &file("The dog", "which dog do I have", "A dog called Rex."),
+            None,
+        )
+        .expect("write");
+    assert_eq!(out.sync.arena, ArenaUpdate::Merged, "{:?}", out.sync);
+    let hits = top_paths(&engine, "which dog do I have");
+    assert_eq!(hits.first().map(String::as_str), Some("facts/pets/dog.md"));
+    assert!(path.is_dir(), "the directory is left as it was");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join(".gitloom"))
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    drop(engine);
+
+    // Once the path is free again, a cold process writes the arena and answers the same.
+    std::fs::remove_dir_all(&path).expect("remove the directory");
+    let engine = Engine::open_with(dir.path(), options(&e)).expect("open");
+    assert_eq!(top_paths(&engine, "which dog do I have"), hits);
+    assert!(StoredArena::open(&arena_file(dir.path())).is_ok());
+}
