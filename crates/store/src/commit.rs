@@ -180,6 +180,102 @@ fn finish_results(
     merge_results(parts, refused, judged)
 }
 
+/// Each part's refusal that does not depend on the tip ([`precheck`]), in order.
+fn prechecks(parts: &[Part]) -> Vec<Option<StoreError>> {
+    let mut claimed: BTreeMap<String, &str> = BTreeMap::new();
+    parts
+        .iter()
+        .map(|part| precheck(part, &mut claimed).err())
+        .collect()
+}
+
+/// A part's blobs: the id each path's new content was written as (`None` deletes).
+type Blobs<'a> = BTreeMap<&'a str, Option<ObjectId>>;
+
+/// The commit message as written (ending in a newline) and its first line, for the
+/// reflog.
+struct CommitMessage {
+    text: String,
+    summary: String,
+}
+
+impl CommitMessage {
+    fn new(message: &str) -> CommitMessage {
+        let text = if message.ends_with('\n') {
+            message.to_owned()
+        } else {
+            format!("{message}\n")
+        };
+        let summary = text.lines().next().unwrap_or_default().to_owned();
+        CommitMessage { text, summary }
+    }
+}
+
+/// What every try at a commit shares: the parts, their fixed refusals and blobs,
+/// and the commit's signature and message.
+struct Attempt<'r, 'a> {
+    repo: &'r gix::Repository,
+    parts: &'a [Part],
+    refused: &'r [Option<StoreError>],
+    blobs: &'r [Blobs<'a>],
+    workdir: Option<&'r std::path::Path>,
+    signature: gix::actor::Signature,
+    message: CommitMessage,
+}
+
+/// A commit that moved the branch.
+struct Landed<'a> {
+    commit: ObjectId,
+    parent: Option<ObjectId>,
+    tree: ObjectId,
+    /// Every part's edits, together.
+    edits: Vec<Edit<'a>>,
+    /// Per part: its edits, or why the tip refused it.
+    judged: Vec<Result<Vec<Edit<'a>>, StoreError>>,
+}
+
+/// How one try at a commit ended.
+enum Tried<'a> {
+    /// Nothing to commit on this tip: per part, nothing changed or why it was refused.
+    Unchanged(Vec<Result<Vec<Edit<'a>>, StoreError>>),
+    Landed(Landed<'a>),
+    /// The branch moved under us, or its lock is held: try again on the new tip.
+    Lost {
+        branch: String,
+        cause: String,
+    },
+}
+
+/// The parent's tree with `edits` made, written to the object database.
+///
+/// gix's porcelain editor checks, for every tree it writes, that each of the tree's
+/// entries is in the object store: one `stat` per file of every directory on an
+/// edited path, a sixth of a write's CPU in a topic of a few hundred memories. The
+/// plumbing editor writes without it: the blobs edited in were written before, every
+/// other entry is the parent tree's own, and the names edited in passed `precheck`
+/// (`StorePath::check_new`, which runs gix's own name validation with every
+/// protection on, and more).
+fn write_tree(
+    repo: &gix::Repository,
+    parent_tree: ObjectId,
+    edits: &[Edit<'_>],
+) -> Result<ObjectId, StoreError> {
+    let mut editor = repo
+        .edit_tree(parent_tree)
+        .git(|| format!("cannot edit tree {parent_tree}"))?
+        .detach();
+    for e in edits {
+        match e.new {
+            Some(id) => editor.upsert(e.path.split('/'), gix::objs::tree::EntryKind::Blob, id),
+            None => editor.remove(e.path.split('/')),
+        }
+        .git(|| format!("cannot place {} in the tree", e.path))?;
+    }
+    editor
+        .write(|t| repo.write_object(t).map(gix::Id::detach))
+        .git(|| "cannot write the new tree".to_owned())
+}
+
 /// One path whose blob changes in this commit.
 #[derive(Clone)]
 pub(crate) struct Edit<'a> {
@@ -315,11 +411,7 @@ impl Store {
         held: Option<&WriteLock>,
     ) -> Result<PartsOutcome, StoreError> {
         // Refusals that do not depend on the tip: fixed for the whole call.
-        let mut refused: Vec<Option<StoreError>> = parts.iter().map(|_| None).collect();
-        let mut claimed: BTreeMap<String, &str> = BTreeMap::new();
-        for (i, part) in parts.iter().enumerate() {
-            refused[i] = precheck(part, &mut claimed).err();
-        }
+        let mut refused = prechecks(&parts);
         if parts
             .iter()
             .zip(&refused)
@@ -335,8 +427,78 @@ impl Store {
             None => Some(self.write_lock()?),
         };
         let repo = self.repo();
-        let mut blobs: Vec<BTreeMap<&str, Option<ObjectId>>> = Vec::with_capacity(parts.len());
-        for (part, r) in parts.iter().zip(&refused) {
+        let blobs = self.write_blobs(&repo, &parts, &refused)?;
+        let workdir = (!self.bare).then(|| self.root.clone());
+        // Holding git's own index lock for the whole commit keeps a concurrent
+        // `git commit`/`git add` from building a tree out of an index that is about
+        // to change under it.
+        let index_lock = match &workdir {
+            Some(root) => Some(self.lock_index(&repo, root, &parts, &mut refused)?),
+            None => None,
+        };
+
+        let attempt = Attempt {
+            repo: &repo,
+            parts: &parts,
+            refused: &refused,
+            blobs: &blobs,
+            workdir: workdir.as_deref(),
+            signature: signature(&repo, time),
+            message: CommitMessage::new(message),
+        };
+        let mut retries = 0u32;
+        let landed = loop {
+            match self.try_commit(&attempt)? {
+                Tried::Unchanged(judged) => {
+                    return Ok((None, merge_results(&parts, refused, judged)));
+                }
+                Tried::Landed(landed) => break landed,
+                Tried::Lost { branch, cause } => {
+                    retries += 1;
+                    if retries >= MAX_ATTEMPTS {
+                        return Err(StoreError::Conflict {
+                            retries,
+                            cause: format!("updating {branch}: {cause}"),
+                        });
+                    }
+                    // Someone else moved the branch (or holds its lock): rebuild on the new head.
+                    std::thread::sleep(Duration::from_millis(
+                        u64::from(retries * retries).min(100),
+                    ));
+                }
+            }
+        };
+
+        let warnings = match (&workdir, index_lock) {
+            (Some(root), Some((lock, _owner))) => self.refresh_worktree(&repo, root, &landed, lock),
+            _ => Vec::new(),
+        };
+        let mut paths: Vec<String> = landed.edits.iter().map(|e| e.path.to_owned()).collect();
+        paths.sort();
+        let results = merge_results(&parts, refused, landed.judged);
+        Ok((
+            Some(CommitOutcome {
+                commit: landed.commit,
+                parent: landed.parent,
+                tree: landed.tree,
+                retries,
+                paths,
+                warnings,
+            }),
+            results,
+        ))
+    }
+
+    /// The blob of every path the parts not refused write (`None` for a deletion),
+    /// per part.
+    fn write_blobs<'a>(
+        &self,
+        repo: &gix::Repository,
+        parts: &'a [Part],
+        refused: &[Option<StoreError>],
+    ) -> Result<Vec<Blobs<'a>>, StoreError> {
+        let mut blobs = Vec::with_capacity(parts.len());
+        for (part, r) in parts.iter().zip(refused) {
             let mut ids = BTreeMap::new();
             if r.is_none() {
                 for (path, content) in &part.changes {
@@ -356,215 +518,182 @@ impl Store {
             }
             blobs.push(ids);
         }
+        Ok(blobs)
+    }
 
-        let workdir = if self.bare {
-            None
-        } else {
-            Some(self.root.clone())
-        };
-        // Holding git's own index lock for the whole commit keeps a concurrent
-        // `git commit`/`git add` from building a tree out of an index that is about
-        // to change under it.
-        let index_lock = match &workdir {
-            Some(root) => {
-                let mut dirs = worktree::Dirs::new(root);
-                for (i, part) in parts.iter().enumerate() {
-                    if refused[i].is_some() {
-                        continue;
-                    }
-                    if let Some(e) = part
-                        .changes
-                        .keys()
-                        .find_map(|path| dirs.check_symlinks(path).err())
-                    {
-                        refused[i] = Some(e);
-                    }
-                }
-                crate::recover::refresh_pending(self, &repo, root)?;
-                let (lock, owner) = self.acquire_index_lock(&repo)?;
-                Some((lock, owner))
+    /// Refuses each part that would write through a symlinked directory of the work
+    /// tree, finishes a refresh a killed writer left, and takes git's index lock.
+    fn lock_index(
+        &self,
+        repo: &gix::Repository,
+        root: &std::path::Path,
+        parts: &[Part],
+        refused: &mut [Option<StoreError>],
+    ) -> Result<(gix::lock::File, LockOwner), StoreError> {
+        let mut dirs = worktree::Dirs::new(root);
+        for (part, r) in parts.iter().zip(refused.iter_mut()) {
+            if r.is_some() {
+                continue;
             }
-            None => None,
-        };
-
-        let signature = signature(&repo, time);
-        let message = if message.ends_with('\n') {
-            message.to_owned()
-        } else {
-            format!("{message}\n")
-        };
-        let summary = message.lines().next().unwrap_or_default().to_owned();
-
-        let mut retries = 0u32;
-        let (commit_id, parent, tree, edits, judged) = loop {
-            let branch = head_branch(&repo)?;
-            let parent = branch_tip(&repo, &branch)?;
-            let parent_tree = match parent {
-                Some(p) => self.tree_of(p)?,
-                None => ObjectId::empty_tree(repo.object_hash()),
-            };
-            // Each part against this tip: its edits, or why it is refused now.
-            let mut judged: Vec<Result<Vec<Edit<'_>>, StoreError>> =
-                Vec::with_capacity(parts.len());
-            for (i, part) in parts.iter().enumerate() {
-                judged.push(match &refused[i] {
-                    Some(_) => Ok(Vec::new()),
-                    None => self.judge(
-                        &repo,
-                        part,
-                        &blobs[i],
-                        parent,
-                        parent_tree,
-                        workdir.as_deref(),
-                    ),
-                });
-            }
-            let edits: Vec<&Edit<'_>> = judged.iter().flatten().flatten().collect();
-            if edits.is_empty() {
-                let judged = judged.into_iter().map(|j| j.map(|_| Vec::new())).collect();
-                return Ok((None, merge_results(&parts, refused, judged)));
-            }
-
-            // gix's porcelain editor checks, for every tree it writes, that each of
-            // the tree's entries is in the object store: one `stat` per file of
-            // every directory on an edited path, a sixth of a write's CPU in a
-            // topic of a few hundred memories. The plumbing editor writes without
-            // it: the blobs edited in were written above, every other entry is the
-            // parent tree's own, and the names edited in passed `precheck`
-            // (`StorePath::check_new`, which runs gix's own name validation with
-            // every protection on, and more).
-            let mut editor = repo
-                .edit_tree(parent_tree)
-                .git(|| format!("cannot edit tree {parent_tree}"))?
-                .detach();
-            for e in &edits {
-                match e.new {
-                    Some(id) => {
-                        editor.upsert(e.path.split('/'), gix::objs::tree::EntryKind::Blob, id)
-                    }
-                    None => editor.remove(e.path.split('/')),
-                }
-                .git(|| format!("cannot place {} in the tree", e.path))?;
-            }
-            let tree = editor
-                .write(|t| repo.write_object(t).map(gix::Id::detach))
-                .git(|| "cannot write the new tree".to_owned())?;
-            if tree == parent_tree {
-                let judged = judged.into_iter().map(|j| j.map(|_| Vec::new())).collect();
-                return Ok((None, merge_results(&parts, refused, judged)));
-            }
-            let commit = gix::objs::Commit {
-                tree,
-                parents: parent.into_iter().collect(),
-                author: signature.clone(),
-                committer: signature.clone(),
-                encoding: None,
-                message: message.as_str().into(),
-                extra_headers: Vec::new(),
-            };
-            let commit_id = repo
-                .write_object(&commit)
-                .git(|| "cannot write the commit object".to_owned())?
-                .detach();
-
-            let edit = RefEdit {
-                change: RefChange::Update {
-                    log: LogChange {
-                        mode: RefLog::AndReference,
-                        force_create_reflog: false,
-                        message: if parent.is_some() {
-                            format!("commit: {summary}").into()
-                        } else {
-                            format!("commit (initial): {summary}").into()
-                        },
-                    },
-                    expected: match parent {
-                        Some(p) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(p)),
-                        None => PreviousValue::MustNotExist,
-                    },
-                    new: gix::refs::Target::Object(commit_id),
-                },
-                name: branch.clone(),
-                deref: false,
-            };
-            let mut time_buf = gix::date::parse::TimeBuf::default();
-            // gix takes `<ref>.lock` inside this call; a writer killed in it leaves
-            // the lock behind, which the next writer recognises as stale.
-            let ref_owner = LockOwner::new(
-                self.gitloom_dir().join("ref-lock.owner"),
-                repo.git_dir().join(format!("{}.lock", branch.as_bstr())),
-            );
-            ref_owner.clear_stale_and_claim();
-            // If we die after the ref moves but before the work tree and git index
-            // follow, the next writer finishes the refresh from this journal.
-            let journal = workdir
-                .as_ref()
-                .map(|_| crate::recover::Journal::write(self, parent_tree, tree));
-            let edited = repo.edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)));
-            drop(ref_owner);
-            if edited.is_err()
-                && let Some(j) = journal
+            if let Some(e) = part
+                .changes
+                .keys()
+                .find_map(|path| dirs.check_symlinks(path).err())
             {
-                j.done();
+                *r = Some(e);
             }
-            match edited {
-                Ok(_) => {
-                    let edits: Vec<Edit<'_>> = edits.into_iter().cloned().collect();
-                    break (commit_id, parent, tree, edits, judged);
-                }
-                Err(err) => {
-                    retries += 1;
-                    if retries >= MAX_ATTEMPTS {
-                        return Err(StoreError::Conflict {
-                            retries,
-                            cause: format!("updating {}: {}", branch.as_bstr(), chain(&err)),
-                        });
-                    }
-                    // Someone else moved the branch (or holds its lock): rebuild on the new head.
-                    std::thread::sleep(Duration::from_millis(
-                        u64::from(retries * retries).min(100),
-                    ));
-                }
-            }
-        };
-
-        let mut warnings = Vec::new();
-        if let Some(root) = &workdir {
-            let mut written = Vec::new();
-            let mut dirs = worktree::Dirs::new(root);
-            // Deletions first, so a file replaced by a directory (or the reverse) works.
-            let (deletes, writes): (Vec<&Edit<'_>>, Vec<&Edit<'_>>) =
-                edits.iter().partition(|e| e.new.is_none());
-            for e in deletes.into_iter().chain(writes) {
-                match worktree::apply(&mut dirs, e) {
-                    Ok(()) => written.push(e.path),
-                    Err(err) => {
-                        warnings.push(format!("work tree not refreshed for {}: {err}", e.path))
-                    }
-                }
-            }
-            if let Some((lock, _owner)) = index_lock
-                && let Err(err) = gitindex::update(&repo, lock, root, &edits, &written, tree)
-            {
-                warnings.push(format!("git index not refreshed: {err}"));
-            }
-            crate::recover::Journal::clear(self);
         }
+        crate::recover::refresh_pending(self, repo, root)?;
+        self.acquire_index_lock(repo)
+    }
 
-        let mut paths: Vec<String> = edits.iter().map(|e| e.path.to_owned()).collect();
-        paths.sort();
-        let results = merge_results(&parts, refused, judged);
-        Ok((
-            Some(CommitOutcome {
+    /// One try at the commit on the branch's current tip: judges every part against
+    /// it, writes the tree and the commit, and moves the branch by compare-and-swap.
+    fn try_commit<'a>(&self, at: &Attempt<'_, 'a>) -> Result<Tried<'a>, StoreError> {
+        let repo = at.repo;
+        let branch = head_branch(repo)?;
+        let parent = branch_tip(repo, &branch)?;
+        let parent_tree = match parent {
+            Some(p) => self.tree_of(p)?,
+            None => ObjectId::empty_tree(repo.object_hash()),
+        };
+        // Each part against this tip: its edits, or why it is refused now.
+        let judged: Vec<Result<Vec<Edit<'a>>, StoreError>> = at
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| match &at.refused[i] {
+                Some(_) => Ok(Vec::new()),
+                None => self.judge(repo, part, &at.blobs[i], parent, parent_tree, at.workdir),
+            })
+            .collect();
+        let unchanged = |judged: Vec<Result<Vec<Edit<'a>>, StoreError>>| {
+            Tried::Unchanged(judged.into_iter().map(|j| j.map(|_| Vec::new())).collect())
+        };
+        let edits: Vec<Edit<'a>> = judged.iter().flatten().flatten().cloned().collect();
+        if edits.is_empty() {
+            return Ok(unchanged(judged));
+        }
+        let tree = write_tree(repo, parent_tree, &edits)?;
+        if tree == parent_tree {
+            return Ok(unchanged(judged));
+        }
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: at.signature.clone(),
+            committer: at.signature.clone(),
+            encoding: None,
+            message: at.message.text.as_str().into(),
+            extra_headers: Vec::new(),
+        };
+        let commit_id = repo
+            .write_object(&commit)
+            .git(|| "cannot write the commit object".to_owned())?
+            .detach();
+        let moved = self.move_branch(at, &branch, parent, commit_id, (parent_tree, tree));
+        Ok(match moved {
+            Ok(()) => Tried::Landed(Landed {
                 commit: commit_id,
                 parent,
                 tree,
-                retries,
-                paths,
-                warnings,
+                edits,
+                judged,
             }),
-            results,
-        ))
+            Err(cause) => Tried::Lost {
+                branch: branch.as_bstr().to_string(),
+                cause,
+            },
+        })
+    }
+
+    /// Moves `branch` from `parent` to `commit` by compare-and-swap, with its reflog
+    /// entry; the error (the branch moved, or its lock is held) as text. `trees` are
+    /// the parent's and the commit's, for the journal a killed writer leaves.
+    fn move_branch(
+        &self,
+        at: &Attempt<'_, '_>,
+        branch: &gix::refs::FullName,
+        parent: Option<ObjectId>,
+        commit: ObjectId,
+        (parent_tree, tree): (ObjectId, ObjectId),
+    ) -> Result<(), String> {
+        let repo = at.repo;
+        let summary = &at.message.summary;
+        let edit = RefEdit {
+            change: RefChange::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: if parent.is_some() {
+                        format!("commit: {summary}").into()
+                    } else {
+                        format!("commit (initial): {summary}").into()
+                    },
+                },
+                expected: match parent {
+                    Some(p) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(p)),
+                    None => PreviousValue::MustNotExist,
+                },
+                new: gix::refs::Target::Object(commit),
+            },
+            name: branch.clone(),
+            deref: false,
+        };
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        // gix takes `<ref>.lock` inside this call; a writer killed in it leaves
+        // the lock behind, which the next writer recognises as stale.
+        let ref_owner = LockOwner::new(
+            self.gitloom_dir().join("ref-lock.owner"),
+            repo.git_dir().join(format!("{}.lock", branch.as_bstr())),
+        );
+        ref_owner.clear_stale_and_claim();
+        // If we die after the ref moves but before the work tree and git index
+        // follow, the next writer finishes the refresh from this journal.
+        let journal = at
+            .workdir
+            .map(|_| crate::recover::Journal::write(self, parent_tree, tree));
+        let edited = repo.edit_references_as(Some(edit), Some(at.signature.to_ref(&mut time_buf)));
+        drop(ref_owner);
+        match edited {
+            Ok(_) => Ok(()),
+            Err(err) => {
+                if let Some(j) = journal {
+                    j.done();
+                }
+                Err(chain(&err))
+            }
+        }
+    }
+
+    /// Brings the work tree and git's index to the landed commit: deletions first, so
+    /// a file replaced by a directory (or the reverse) works; what could not be done
+    /// is returned as warnings (the commit itself is safe in history).
+    fn refresh_worktree(
+        &self,
+        repo: &gix::Repository,
+        root: &std::path::Path,
+        landed: &Landed<'_>,
+        index_lock: gix::lock::File,
+    ) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let mut written = Vec::new();
+        let mut dirs = worktree::Dirs::new(root);
+        let (deletes, writes): (Vec<&Edit<'_>>, Vec<&Edit<'_>>) =
+            landed.edits.iter().partition(|e| e.new.is_none());
+        for e in deletes.into_iter().chain(writes) {
+            match worktree::apply(&mut dirs, e) {
+                Ok(()) => written.push(e.path),
+                Err(err) => warnings.push(format!("work tree not refreshed for {}: {err}", e.path)),
+            }
+        }
+        if let Err(err) =
+            gitindex::update(repo, index_lock, root, &landed.edits, &written, landed.tree)
+        {
+            warnings.push(format!("git index not refreshed: {err}"));
+        }
+        crate::recover::Journal::clear(self);
+        warnings
     }
 
     /// One part against the tip `parent`: its edits, or why it is refused (a path
