@@ -779,15 +779,20 @@ impl MergePlan {
         Ok(plan)
     }
 
+    /// The arena a run's rows are in.
+    fn source<'a>(&'a self, prev: &'a Built, source: Source) -> &'a Arena {
+        match source {
+            Source::Previous => &prev.arena,
+            Source::Fresh => &self.fresh,
+        }
+    }
+
     /// The runs as the arena file's writer takes them.
     fn runs<'a>(&'a self, prev: &'a Built) -> Vec<RowRun<'a>> {
         self.runs
             .iter()
             .map(|(source, rows, k)| RowRun {
-                arena: match source {
-                    Source::Previous => &prev.arena,
-                    Source::Fresh => &self.fresh,
-                },
+                arena: self.source(prev, *source),
                 rows: rows.clone(),
                 key: Some(*k),
             })
@@ -798,11 +803,10 @@ impl MergePlan {
     fn build(&self, prev: &Built, commit: &str, dim: usize) -> Result<Built> {
         let total = self.runs.iter().map(|(_, r, _)| r.len()).sum();
         let mut arena = Arena::with_capacity(dim, total);
-        for run in self.runs(prev) {
-            for r in run.rows {
-                arena
-                    .push_row_of(run.arena, r, run.key.unwrap_or_default())
-                    .map_err(embed_err)?;
+        for (source, rows, k) in &self.runs {
+            let from = self.source(prev, *source);
+            for r in rows.clone() {
+                arena.push_row_of(from, r, *k).map_err(embed_err)?;
             }
         }
         Ok(Built::new(commit, arena, Labels::new(self.labels.clone())))
