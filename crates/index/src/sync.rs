@@ -301,6 +301,9 @@ fn stamp(w: &Option<When>) -> (Option<String>, Option<i64>) {
     }
 }
 
+/// Every row of one file: its `files` row, then what hangs off it (the words it
+/// cites, sections, cues, links, entity mentions, timeline), with its full-text rows
+/// queued in `text` and its entities marked in `touched`.
 fn insert_file<'a>(
     c: &Connection,
     f: &'a IndexedFile,
@@ -309,8 +312,52 @@ fn insert_file<'a>(
     text: &mut FullTextWrites<'a>,
 ) -> rusqlite::Result<()> {
     let path = f.path.as_str();
+    let fm = &f.memory.front;
+    let id = insert_row(c, f)?;
+    let entity_names: Vec<&str> = fm.entities.iter().map(|e| e.name.as_str()).collect();
+    text.files.push((
+        id,
+        Some(FileText {
+            title: &fm.title,
+            summary: fm.summary.as_deref().unwrap_or_default(),
+            cues: fm.cues.join("\n"),
+            entities: entity_names.join("\n"),
+            tags: fm.tags.join(" "),
+            body: &f.memory.body,
+        }),
+    ));
+    for said in &f.said {
+        c.prepare_cached("INSERT OR IGNORE INTO said (path, source, text) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, said.source, said.text])?;
+    }
+    insert_sections(c, path, &f.memory, text)?;
+    for (ord, cue) in fm.cues.iter().enumerate() {
+        c.prepare_cached("INSERT OR REPLACE INTO cues (path, ord, text) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, ord as i64, cue])?;
+    }
+    let wikis = f.memory.wikilinks();
+    insert_links(c, path, &f.memory, &wikis)?;
+    insert_mentions(c, path, &f.memory, &wikis, touched)?;
+    for (ord, t) in fm.timeline.iter().enumerate() {
+        c.prepare_cached(
+            "INSERT INTO timeline (path, ord, date, date_unix, text) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            path,
+            ord as i64,
+            t.date.to_string(),
+            t.date.unix_seconds(),
+            t.text
+        ])?;
+    }
     let tier = f.path.tier().map(|t| t.as_str()).unwrap_or_default();
-    let topic = f.path.topic();
+    deltas.add(tier, f.path.topic(), 1);
+    Ok(())
+}
+
+/// The file's `files` row (its front matter, body and blob); its id.
+fn insert_row(c: &Connection, f: &IndexedFile) -> rusqlite::Result<i64> {
+    let path = f.path.as_str();
     let m = &f.memory;
     let fm = &m.front;
     let (created, created_u) = stamp(&fm.created);
@@ -331,8 +378,8 @@ fn insert_file<'a>(
     )?;
     st.execute(params![
         path,
-        tier,
-        topic,
+        f.path.tier().map(|t| t.as_str()).unwrap_or_default(),
+        f.path.topic(),
         f.path.slug(),
         fm.title,
         fold_name(&fm.title),
@@ -358,25 +405,16 @@ fn insert_file<'a>(
         extra,
         id,
     ])?;
+    Ok(id)
+}
 
-    let entity_names: Vec<&str> = fm.entities.iter().map(|e| e.name.as_str()).collect();
-    text.files.push((
-        id,
-        Some(FileText {
-            title: &fm.title,
-            summary: fm.summary.as_deref().unwrap_or_default(),
-            cues: fm.cues.join("\n"),
-            entities: entity_names.join("\n"),
-            tags: fm.tags.join(" "),
-            body: &m.body,
-        }),
-    ));
-
-    for said in &f.said {
-        c.prepare_cached("INSERT OR IGNORE INTO said (path, source, text) VALUES (?1, ?2, ?3)")?
-            .execute(params![path, said.source, said.text])?;
-    }
-
+/// The body's sections, with their full-text rows queued.
+fn insert_sections(
+    c: &Connection,
+    path: &str,
+    m: &Memory,
+    text: &mut FullTextWrites<'_>,
+) -> rusqlite::Result<()> {
     for (ord, s) in m.sections().into_iter().enumerate() {
         c.prepare_cached(
             "INSERT INTO sections (path, ord, anchor, heading, start_line, end_line, text)
@@ -394,19 +432,25 @@ fn insert_file<'a>(
         let sid = c.last_insert_rowid();
         text.sections.push((sid, Some((s.heading, s.text))));
     }
-    for (ord, cue) in fm.cues.iter().enumerate() {
-        c.prepare_cached("INSERT OR REPLACE INTO cues (path, ord, text) VALUES (?1, ?2, ?3)")?
-            .execute(params![path, ord as i64, cue])?;
-    }
+    Ok(())
+}
 
+/// The file's outgoing links, in order: body wikilinks, `related:`, `supersedes:`
+/// (resolved after the batch, `links.rs`).
+fn insert_links(
+    c: &Connection,
+    path: &str,
+    m: &Memory,
+    wikis: &[gitloom_model::WikiLink],
+) -> rusqlite::Result<()> {
+    let fm = &m.front;
     let mut link = c.prepare_cached(
         "INSERT INTO links (src, ord, kind, target_raw, label, section, resolved,
             key_path, key_title, key_slug, key_slug2)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, ?10)",
     )?;
     let mut all: Vec<(&str, &str, Option<&str>, Option<&str>)> = Vec::new();
-    let wikis = m.wikilinks();
-    for w in &wikis {
+    for w in wikis {
         all.push(("wiki", &w.target, w.label.as_deref(), w.section.as_deref()));
     }
     for r in &fm.related {
@@ -430,18 +474,29 @@ fn insert_file<'a>(
             k.as_ref().map(|k| &k.slug2),
         ])?;
     }
+    Ok(())
+}
 
-    // Name-style wikilinks (`[[Lena Fischer]]`, not a path) name an entity too.
-    let mut ents = fm.entities.clone();
-    for w in m.wikilinks() {
-        if !w.target.contains('/') && !w.target.ends_with(".md") {
-            ents.push(gitloom_model::EntityRef {
-                name: w.target,
-                kind: None,
-                role: None,
-            });
-        }
-    }
+/// The entities the file names (`entities:`, and name-style wikilinks such as
+/// `[[Lena Fischer]]`), each once, with the keys its name is found by; their ids
+/// go into `touched`.
+fn insert_mentions(
+    c: &Connection,
+    path: &str,
+    m: &Memory,
+    wikis: &[gitloom_model::WikiLink],
+    touched: &mut HashSet<i64>,
+) -> rusqlite::Result<()> {
+    let named = wikis
+        .iter()
+        .filter(|w| !w.target.contains('/') && !w.target.ends_with(".md"))
+        .map(|w| gitloom_model::EntityRef {
+            name: w.target.clone(),
+            kind: None,
+            role: None,
+        });
+    let ents: Vec<gitloom_model::EntityRef> =
+        m.front.entities.iter().cloned().chain(named).collect();
     let mut seen = HashSet::new();
     for ent in &ents {
         let folded = fold_name(&ent.name);
@@ -462,19 +517,6 @@ fn insert_file<'a>(
         .execute(params![eid, path, ent.role, ent.name, ent.kind])?;
         touched.insert(eid);
     }
-    for (ord, t) in fm.timeline.iter().enumerate() {
-        c.prepare_cached(
-            "INSERT INTO timeline (path, ord, date, date_unix, text) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute(params![
-            path,
-            ord as i64,
-            t.date.to_string(),
-            t.date.unix_seconds(),
-            t.text
-        ])?;
-    }
-    deltas.add(tier, topic, 1);
     Ok(())
 }
 
