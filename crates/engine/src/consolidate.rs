@@ -237,183 +237,19 @@ impl Engine {
     pub fn consolidate(&self, opts: &ConsolidateOptions) -> Result<ConsolidateReport> {
         let lock = self.store.lock_writes()?;
         let now = opts.now.unwrap_or_else(jiff::Timestamp::now);
-        let mut items = Vec::new();
-        if let Some(head) = self.store.head()? {
-            let tree = self.store.tree_of(head)?;
-            for e in self.store.walk(tree)? {
-                let Ok(path) = StorePath::parse(&e.path) else {
-                    continue;
-                };
-                if !path.is_memory() {
-                    continue;
-                }
-                let bytes = self.store.read_blob(e.blob)?;
-                let Ok(memory) = Memory::parse(path.as_str(), &bytes) else {
-                    continue;
-                };
-                items.push(Item {
-                    tokens: tokens(&memory),
-                    entities: memory
-                        .front
-                        .entities
-                        .iter()
-                        .map(|e| fold_name(&e.name))
-                        .collect(),
-                    path,
-                    memory,
-                });
-            }
-        }
-        let vectors = match &self.semantic {
-            Some(sem) => {
-                let cues: Vec<String> = items.iter().map(|i| cue_text(&i.memory)).collect();
-                let bodies: Vec<String> = items
-                    .iter()
-                    .map(|i| format!("{}\n{}", i.memory.front.title, i.memory.body))
-                    .collect();
-                let c = sem.embed_texts(&cues.iter().map(String::as_str).collect::<Vec<_>>())?;
-                let b = sem.embed_texts(&bodies.iter().map(String::as_str).collect::<Vec<_>>())?;
-                Some((c, b))
-            }
-            None => None,
-        };
+        let items = self.memories_at_head()?;
+        let vectors = self.item_vectors(&items)?;
         let measure = match &self.semantic {
             Some(sem) => format!("vectors ({})", sem.model_id()),
             None => "lexical".to_owned(),
         };
-
-        // Topic → member indices.
-        let mut topics: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
-        for (i, it) in items.iter().enumerate() {
-            let tier = it
-                .path
-                .tier()
-                .map(|t| t.as_str().to_owned())
-                .unwrap_or_default();
-            topics
-                .entry((tier, it.path.topic().to_owned()))
-                .or_default()
-                .push(i);
-        }
-        let mut parent: Vec<usize> = (0..items.len()).collect();
-        let mut weakest: BTreeMap<usize, (f32, String)> = BTreeMap::new();
-        let mut edges = Vec::new();
-        for members in topics.values() {
-            for (x, &a) in members.iter().enumerate() {
-                for &b in &members[x + 1..] {
-                    let (ia, ib) = (&items[a], &items[b]);
-                    let overlap = jaccard(&ia.tokens, &ib.tokens);
-                    let sim = match &vectors {
-                        Some((c, bd)) => gitloom_embed::cosine(&c[a], &c[b])
-                            .max(gitloom_embed::cosine(&bd[a], &bd[b])),
-                        None => overlap,
-                    };
-                    let bar = if vectors.is_some() {
-                        opts.vector_threshold
-                    } else {
-                        opts.lexical_threshold
-                    };
-                    if sim < bar {
-                        continue;
-                    }
-                    let shared = ia.entities.intersection(&ib.entities).min().cloned();
-                    let agreement = match shared {
-                        Some(e) => format!("entity: {e}"),
-                        None if overlap >= opts.subject_overlap => "overlap".to_owned(),
-                        None => continue,
-                    };
-                    edges.push((a, b, sim, agreement));
-                }
-            }
-        }
-        for (a, b, _, _) in &edges {
-            let (ra, rb) = (find(&mut parent, *a), find(&mut parent, *b));
-            if ra != rb {
-                parent[ra.max(rb)] = ra.min(rb);
-            }
-        }
-        for (a, _, sim, agreement) in &edges {
-            let r = find(&mut parent, *a);
-            let e = weakest
-                .entry(r)
-                .or_insert((f32::INFINITY, agreement.clone()));
-            if *sim < e.0 {
-                *e = (*sim, agreement.clone());
-            }
-        }
-        let mut clusters: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for i in 0..items.len() {
-            let r = find(&mut parent, i);
-            clusters.entry(r).or_default().push(i);
-        }
-        let mut merges = Vec::new();
-        let mut changes = Vec::new();
-        for (root, mut members) in clusters {
-            if members.len() < 2 {
-                continue;
-            }
-            members.sort_by(|&a, &b| {
-                when_key(&items[a].memory)
-                    .cmp(&when_key(&items[b].memory))
-                    .then_with(|| items[a].path.cmp(&items[b].path))
-            });
-            let refs: Vec<&Item> = members.iter().map(|&i| &items[i]).collect();
-            let merged = merge(&refs, now);
-            let (sim, agreement) = weakest.get(&root).cloned().unwrap_or((0.0, String::new()));
-            merges.push(MergePlan {
-                keep: refs[0].path.to_string(),
-                retire: refs[1..].iter().map(|i| i.path.to_string()).collect(),
-                similarity: sim,
-                agreement,
-            });
-            changes.push((refs[0].path.clone(), Some(merged.render().into_bytes())));
-            for i in &refs[1..] {
-                changes.push((i.path.clone(), None));
-            }
-        }
-        merges.sort_by(|a, b| a.keep.cmp(&b.keep));
-        let mut commit = None;
-        if !opts.dry_run && !merges.is_empty() {
-            let retired: usize = merges.iter().map(|m| m.retire.len()).sum();
-            let mut message = format!(
-                "consolidate: merge {retired} near-duplicate(s) into {} memor{}\n\n",
-                merges.len(),
-                if merges.len() == 1 { "y" } else { "ies" }
-            );
-            for m in &merges {
-                message.push_str(&format!(
-                    "- {} <- {} ({} {:.3}, {})\n",
-                    m.keep,
-                    m.retire.join(", "),
-                    measure,
-                    m.similarity,
-                    m.agreement
-                ));
-            }
-            // Validate like any write: the merged files must be valid memories.
-            let mut errors = Vec::new();
-            for (p, bytes) in &changes {
-                if let Some(b) = bytes
-                    && let Err(e) = crate::write::validate(p, b, now)
-                {
-                    errors.push(e);
-                }
-            }
-            if !errors.is_empty() {
-                return Err(crate::error::EngineError::Invalid(errors));
-            }
-            let batch = Batch {
-                changes,
-                message,
-                time: None,
-                allow_dirty_overwrite: false,
-                base: None,
-            };
-            commit = self
-                .store
-                .commit_locked(&lock, &batch)?
-                .map(|o| o.commit.to_string());
-        }
+        let edges = similar_pairs(&items, vectors.as_ref(), opts);
+        let (merges, changes) = plan_merges(&items, &edges, now);
+        let commit = if opts.dry_run || merges.is_empty() {
+            None
+        } else {
+            self.commit_merges(&lock, &merges, changes, &measure, now)?
+        };
         drop(lock);
         let sync = if commit.is_some() {
             Some(self.sync()?)
@@ -429,4 +265,225 @@ impl Engine {
             sync,
         })
     }
+
+    /// Every memory at HEAD that parses, with its tokens and entities. A file that
+    /// does not parse is left alone (`doctor` reports it).
+    fn memories_at_head(&self) -> Result<Vec<Item>> {
+        let mut items = Vec::new();
+        let Some(head) = self.store.head()? else {
+            return Ok(items);
+        };
+        let tree = self.store.tree_of(head)?;
+        for e in self.store.walk(tree)? {
+            let Ok(path) = StorePath::parse(&e.path) else {
+                continue;
+            };
+            if !path.is_memory() {
+                continue;
+            }
+            let bytes = self.store.read_blob(e.blob)?;
+            let Ok(memory) = Memory::parse(path.as_str(), &bytes) else {
+                continue;
+            };
+            items.push(Item {
+                tokens: tokens(&memory),
+                entities: memory
+                    .front
+                    .entities
+                    .iter()
+                    .map(|e| fold_name(&e.name))
+                    .collect(),
+                path,
+                memory,
+            });
+        }
+        Ok(items)
+    }
+
+    /// Each item's cue and body vectors, when the engine has an embedder.
+    fn item_vectors(&self, items: &[Item]) -> Result<Option<Vectors>> {
+        let Some(sem) = &self.semantic else {
+            return Ok(None);
+        };
+        let cues: Vec<String> = items.iter().map(|i| cue_text(&i.memory)).collect();
+        let bodies: Vec<String> = items
+            .iter()
+            .map(|i| format!("{}\n{}", i.memory.front.title, i.memory.body))
+            .collect();
+        let c = sem.embed_texts(&cues.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let b = sem.embed_texts(&bodies.iter().map(String::as_str).collect::<Vec<_>>())?;
+        Ok(Some((c, b)))
+    }
+
+    /// Validates the merged files as any write is validated, then commits them with a
+    /// message listing every merge, under the write lock taken for the whole run.
+    fn commit_merges(
+        &self,
+        lock: &gitloom_store::WriteLock,
+        merges: &[MergePlan],
+        changes: Vec<Change>,
+        measure: &str,
+        now: jiff::Timestamp,
+    ) -> Result<Option<String>> {
+        let retired: usize = merges.iter().map(|m| m.retire.len()).sum();
+        let mut message = format!(
+            "consolidate: merge {retired} near-duplicate(s) into {} memor{}\n\n",
+            merges.len(),
+            if merges.len() == 1 { "y" } else { "ies" }
+        );
+        for m in merges {
+            message.push_str(&format!(
+                "- {} <- {} ({} {:.3}, {})\n",
+                m.keep,
+                m.retire.join(", "),
+                measure,
+                m.similarity,
+                m.agreement
+            ));
+        }
+        let errors: Vec<_> = changes
+            .iter()
+            .filter_map(|(p, bytes)| {
+                bytes
+                    .as_ref()
+                    .and_then(|b| crate::write::validate(p, b, now).err())
+            })
+            .collect();
+        if !errors.is_empty() {
+            return Err(crate::error::EngineError::Invalid(errors));
+        }
+        let batch = Batch {
+            changes,
+            message,
+            time: None,
+            allow_dirty_overwrite: false,
+            base: None,
+        };
+        Ok(self
+            .store
+            .commit_locked(lock, &batch)?
+            .map(|o| o.commit.to_string()))
+    }
+}
+
+/// A file's new content (`None` deletes it).
+type Change = (StorePath, Option<Vec<u8>>);
+
+/// Cue and body vectors, one of each per item.
+type Vectors = (Vec<Vec<f32>>, Vec<Vec<f32>>);
+
+/// A pair of items that may merge: their indices, their similarity, and how their
+/// subjects agree (`entity: <name>` or `overlap`).
+type Edge = (usize, usize, f32, String);
+
+/// Pairs within one tier and topic whose similarity (the better of cue and body
+/// cosine, or token Jaccard without vectors) reaches the bar and whose subjects agree
+/// (a shared entity, or enough shared tokens).
+fn similar_pairs(
+    items: &[Item],
+    vectors: Option<&Vectors>,
+    opts: &ConsolidateOptions,
+) -> Vec<Edge> {
+    // Topic → member indices.
+    let mut topics: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, it) in items.iter().enumerate() {
+        let tier = it
+            .path
+            .tier()
+            .map(|t| t.as_str().to_owned())
+            .unwrap_or_default();
+        topics
+            .entry((tier, it.path.topic().to_owned()))
+            .or_default()
+            .push(i);
+    }
+    let bar = if vectors.is_some() {
+        opts.vector_threshold
+    } else {
+        opts.lexical_threshold
+    };
+    let mut edges = Vec::new();
+    for members in topics.values() {
+        for (x, &a) in members.iter().enumerate() {
+            for &b in &members[x + 1..] {
+                let (ia, ib) = (&items[a], &items[b]);
+                let overlap = jaccard(&ia.tokens, &ib.tokens);
+                let sim = match vectors {
+                    Some((c, bd)) => gitloom_embed::cosine(&c[a], &c[b])
+                        .max(gitloom_embed::cosine(&bd[a], &bd[b])),
+                    None => overlap,
+                };
+                if sim < bar {
+                    continue;
+                }
+                let shared = ia.entities.intersection(&ib.entities).min().cloned();
+                let agreement = match shared {
+                    Some(e) => format!("entity: {e}"),
+                    None if overlap >= opts.subject_overlap => "overlap".to_owned(),
+                    None => continue,
+                };
+                edges.push((a, b, sim, agreement));
+            }
+        }
+    }
+    edges
+}
+
+/// The clusters the pairs join (union-find), each merged into its oldest member:
+/// the plans, sorted by the memory kept, and the file changes that make them.
+fn plan_merges(
+    items: &[Item],
+    edges: &[Edge],
+    now: jiff::Timestamp,
+) -> (Vec<MergePlan>, Vec<Change>) {
+    let mut parent: Vec<usize> = (0..items.len()).collect();
+    for (a, b, _, _) in edges {
+        let (ra, rb) = (find(&mut parent, *a), find(&mut parent, *b));
+        if ra != rb {
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+    // The weakest link of each cluster, and how its subjects agreed.
+    let mut weakest: BTreeMap<usize, (f32, String)> = BTreeMap::new();
+    for (a, _, sim, agreement) in edges {
+        let r = find(&mut parent, *a);
+        let e = weakest
+            .entry(r)
+            .or_insert((f32::INFINITY, agreement.clone()));
+        if *sim < e.0 {
+            *e = (*sim, agreement.clone());
+        }
+    }
+    let mut clusters: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..items.len() {
+        let r = find(&mut parent, i);
+        clusters.entry(r).or_default().push(i);
+    }
+    let mut merges = Vec::new();
+    let mut changes = Vec::new();
+    for (root, mut members) in clusters {
+        if members.len() < 2 {
+            continue;
+        }
+        members.sort_by(|&a, &b| {
+            when_key(&items[a].memory)
+                .cmp(&when_key(&items[b].memory))
+                .then_with(|| items[a].path.cmp(&items[b].path))
+        });
+        let refs: Vec<&Item> = members.iter().map(|&i| &items[i]).collect();
+        let merged = merge(&refs, now);
+        let (sim, agreement) = weakest.get(&root).cloned().unwrap_or((0.0, String::new()));
+        merges.push(MergePlan {
+            keep: refs[0].path.to_string(),
+            retire: refs[1..].iter().map(|i| i.path.to_string()).collect(),
+            similarity: sim,
+            agreement,
+        });
+        changes.push((refs[0].path.clone(), Some(merged.render().into_bytes())));
+        for i in &refs[1..] {
+            changes.push((i.path.clone(), None));
+        }
+    }
+    merges.sort_by(|a, b| a.keep.cmp(&b.keep));
+    (merges, changes)
 }
