@@ -9,7 +9,7 @@
 //! (`.gitloom/arena-<model>.bin`, [`gitloom_embed::StoredArena`]) and kept in step by
 //! sync: a sync writes the rows of the files it did not touch straight from the
 //! previous arena's map, with the new units' vectors where a full build would put
-//! them, then maps the new file (`MergePlan`), so a cold process, and this one, map a
+//! them, then maps the new file (`ArenaMerge`), so a cold process, and this one, map a
 //! ready arena instead of reading every vector out of `vectors.db`. The
 //! file names the build and commit it reflects; one that is missing or names anything
 //! else is rebuilt from the vector cache by the first query that needs it.
@@ -422,7 +422,7 @@ impl Semantic {
                     vectors: Vec::new(),
                     stats: EmbedStats::default(),
                 };
-                let plan = MergePlan::new(&prev, changed, &new.unwrap_or(none), dim)?;
+                let plan = ArenaMerge::new(&prev, changed, &new.unwrap_or(none), dim)?;
                 // Written straight from the previous arena's rows and mapped back; in
                 // memory only when the file cannot be written.
                 if let Some(written) = self.persist_merge(&prev, &plan, commit) {
@@ -447,7 +447,7 @@ impl Semantic {
     /// was 84 MB a sync process (and a server) held beside the map (peak RSS of a sync
     /// 189 → 117 MB; no faster, the kernel's write of the file is most of it now).
     /// `None` when it cannot be written or read back: the caller builds it in memory.
-    fn persist_merge(&self, prev: &Built, plan: &MergePlan, commit: &str) -> Option<Built> {
+    fn persist_merge(&self, prev: &Built, plan: &ArenaMerge, commit: &str) -> Option<Built> {
         let labels: Vec<(&str, &str)> = plan
             .labels
             .iter()
@@ -703,7 +703,7 @@ impl Semantic {
 enum Source {
     /// The previous arena (a path the sync did not touch).
     Previous,
-    /// [`MergePlan::fresh`] (a changed path's new units).
+    /// [`ArenaMerge::fresh`] (a changed path's new units).
     Fresh,
 }
 
@@ -711,7 +711,7 @@ enum Source {
 /// commit before) and the new units of the paths in `changed`. Rows of untouched paths
 /// are taken in order, the changed paths' units are put where their path sorts (units,
 /// and so rows, are in path order in a full build), keys renumbered.
-struct MergePlan {
+struct ArenaMerge {
     /// The new units' rows, quantised once, each under its final key.
     fresh: Arena,
     /// (source, its rows, their key), in the merged arena's order.
@@ -720,21 +720,21 @@ struct MergePlan {
     labels: Vec<(String, String)>,
 }
 
-impl MergePlan {
-    fn new(prev: &Built, changed: &[String], new: &Embedded, dim: usize) -> Result<MergePlan> {
+impl ArenaMerge {
+    fn new(prev: &Built, changed: &[String], new: &Embedded, dim: usize) -> Result<ArenaMerge> {
         let changed: HashSet<&str> = changed.iter().map(String::as_str).collect();
         // Rows of each new unit, in order.
         let mut new_rows: Vec<Vec<usize>> = vec![Vec::new(); new.units.len()];
         for (text, &unit) in new.owners.iter().enumerate() {
             new_rows[unit].push(text);
         }
-        let mut plan = MergePlan {
+        let mut plan = ArenaMerge {
             fresh: Arena::with_capacity(dim, new.vectors.len()),
             runs: Vec::with_capacity(prev.labels.len() + new.units.len()),
             labels: Vec::with_capacity(prev.labels.len() + new.units.len()),
         };
         let mut next_new = 0;
-        let mut push_new_before = |path: Option<&str>, plan: &mut MergePlan| -> Result<()> {
+        let mut push_new_before = |path: Option<&str>, plan: &mut ArenaMerge| -> Result<()> {
             while let Some(u) = new.units.get(next_new)
                 && path.is_none_or(|p| u.path.as_str() < p)
             {
@@ -813,7 +813,7 @@ impl MergePlan {
     }
 }
 
-/// The merged arena in memory (see [`MergePlan`]).
+/// The merged arena in memory (see [`ArenaMerge`]).
 #[cfg(test)]
 fn merge(
     prev: &Built,
@@ -822,7 +822,7 @@ fn merge(
     commit: &str,
     dim: usize,
 ) -> Result<Built> {
-    MergePlan::new(prev, changed, new, dim)?.build(prev, commit, dim)
+    ArenaMerge::new(prev, changed, new, dim)?.build(prev, commit, dim)
 }
 
 #[cfg(test)]
@@ -962,7 +962,7 @@ mod tests {
         // byte for byte, and reads back as it.
         let dir = tempfile::tempdir().expect("tempdir");
         let (from_runs, from_arena) = (dir.path().join("runs.bin"), dir.path().join("arena.bin"));
-        let plan = MergePlan::new(&prev, &changed, &new, sem_dim).expect("plan");
+        let plan = ArenaMerge::new(&prev, &changed, &new, sem_dim).expect("plan");
         let labels: Vec<(&str, &str)> = (0..merged.labels.len())
             .filter_map(|k| merged.labels.get(k))
             .collect();
