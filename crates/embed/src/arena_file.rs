@@ -228,28 +228,29 @@ impl Sections {
         Ok(())
     }
 
-    /// Little-endian values. On a little-endian CPU they are their own bytes, written
-    /// as they lie (a slice longer than the buffer goes straight to the file, without
-    /// a copy: the f32 rows are 64 MB at 10,000 memories); elsewhere converted in
-    /// pieces.
     fn f32s(&mut self, v: &[f32]) -> std::io::Result<()> {
-        if cfg!(target_endian = "little") {
-            return self.bytes(bytemuck::cast_slice(v));
-        }
-        for piece in v.chunks(1 << 14) {
-            let le: Vec<u8> = piece.iter().flat_map(|x| x.to_le_bytes()).collect();
-            self.bytes(&le)?;
-        }
-        Ok(())
+        self.le_words(v, |x| x.to_le_bytes())
     }
 
     fn u32s(&mut self, v: &[u32]) -> std::io::Result<()> {
+        self.le_words(v, |x| x.to_le_bytes())
+    }
+
+    /// Four-byte values in little-endian order. On a little-endian CPU they are their
+    /// own bytes, written as they lie (a slice longer than the buffer goes straight to
+    /// the file, without a copy: the f32 rows are 64 MB at 10,000 memories); elsewhere
+    /// converted in pieces.
+    fn le_words<T: bytemuck::Pod>(
+        &mut self,
+        v: &[T],
+        le: impl Fn(&T) -> [u8; 4],
+    ) -> std::io::Result<()> {
         if cfg!(target_endian = "little") {
             return self.bytes(bytemuck::cast_slice(v));
         }
         for piece in v.chunks(1 << 14) {
-            let le: Vec<u8> = piece.iter().flat_map(|x| x.to_le_bytes()).collect();
-            self.bytes(&le)?;
+            let bytes: Vec<u8> = piece.iter().flat_map(&le).collect();
+            self.bytes(&bytes)?;
         }
         Ok(())
     }

@@ -424,12 +424,13 @@ impl Semantic {
                 };
                 let plan = ArenaMerge::new(&prev, changed, &new.unwrap_or(none), dim)?;
                 // Written straight from the previous arena's rows and mapped back; in
-                // memory only when the file cannot be written.
-                if let Some(written) = self.persist_merge(&prev, &plan, commit) {
-                    *guard = Some(Arc::new(written));
-                    return Ok(ArenaUpdate::Merged);
-                }
-                (plan.build(&prev, commit, dim)?, ArenaUpdate::Merged)
+                // memory, and not written again, only when the file cannot be written.
+                let merged = match self.persist_merge(&prev, &plan, commit) {
+                    Some(written) => written,
+                    None => plan.build(&prev, commit, dim)?,
+                };
+                *guard = Some(Arc::new(merged));
+                return Ok(ArenaUpdate::Merged);
             }
             (_, None, Some(all)) => (self.build(commit, &all)?, ArenaUpdate::Built),
             _ => {

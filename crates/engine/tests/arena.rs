@@ -62,6 +62,20 @@ fn file(title: &str, cue: &str, body: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// A new store with one memory (a cat) written through the engine, so synced.
+fn store_with_a_cat(e: &Arc<Hashing>) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(dir.path(), options(e)).expect("init");
+    engine
+        .write(
+            "facts/pets/cat.md",
+            &file("The cat", "what pet do I have", "A grey cat called Mellob."),
+            None,
+        )
+        .expect("write");
+    (dir, engine)
+}
+
 fn top_paths(engine: &Engine, q: &str) -> Vec<String> {
     engine
         .retrieve(&RetrieveRequest::new(q))
@@ -166,15 +180,7 @@ fn sync_keeps_the_arena_equal_to_a_fresh_build() {
 #[test]
 fn a_cold_process_uses_the_stored_arena_and_rebuilds_a_stale_or_damaged_one() {
     let e = Arc::new(Hashing::default());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let engine = Engine::init_with(dir.path(), options(&e)).expect("init");
-    engine
-        .write(
-            "facts/pets/cat.md",
-            &file("The cat", "what pet do I have", "A grey cat called Mellob."),
-            None,
-        )
-        .expect("write");
+    let (dir, engine) = store_with_a_cat(&e);
     engine
         .write(
             "facts/work/job.md",
@@ -285,15 +291,7 @@ fn a_new_model_re_embeds_with_progress_and_replaces_the_old_arena_file() {
 #[test]
 fn a_merge_that_cannot_be_written_is_kept_in_memory_and_answers_the_same() {
     let e = Arc::new(Hashing::default());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let engine = Engine::init_with(dir.path(), options(&e)).expect("init");
-    engine
-        .write(
-            "facts/pets/cat.md",
-            &file("The cat", "what pet do I have", "A grey cat called Mellob."),
-            None,
-        )
-        .expect("write");
+    let (dir, engine) = store_with_a_cat(&e);
     // A directory where the arena file goes: the merged file cannot be renamed into
     // place, so the sync keeps the merged arena in memory.
     let path = arena_file(dir.path());

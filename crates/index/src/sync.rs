@@ -478,7 +478,7 @@ fn insert_links(
 }
 
 /// The entities the file names (`entities:`, and name-style wikilinks such as
-/// `[[Lena Fischer]]`), each once, with the keys its name is found by; their ids
+/// `[[Ada Byron]]`), each once, with the keys its name is found by; their ids
 /// go into `touched`.
 fn insert_mentions(
     c: &Connection,
