@@ -203,11 +203,12 @@ fn print_e2e(r: &gitloom_eval::e2e::E2eReport) -> Result<()> {
     )?;
     if let Some(f) = &r.facts {
         outln!(
-            "  facts: recall {:.3} ({}/{})  subject purity {:.3}  catch-all {:.3}  titles {:.3}  ({} memories)",
+            "  facts: recall {:.3} ({}/{})  subject purity {:.3} (by any name {:.3})  catch-all {:.3}  titles {:.3}  ({} memories)",
             f.fact_recall,
             f.counts.recalled,
             f.counts.facts,
             f.subject_purity,
+            f.subject_purity_any_name,
             f.catch_all_share,
             f.title_share,
             f.counts.memories

@@ -79,6 +79,11 @@ pub struct Conversation {
     pub sessions: Vec<Session>,
     pub questions: Vec<Question>,
     pub facts: Vec<StatedFact>,
+    /// Folded name words of the people and pets the data's own hand-written store
+    /// (`memories/`, where a persona folder has one) types `(person)` or `(pet)`: the
+    /// beings a fact can be about other than the speaker (see [`super::facts`]).
+    /// Empty when the data has no such store.
+    pub beings: BTreeSet<String>,
     /// Questions left out because the data gives them no usable gold.
     pub skipped: usize,
 }
@@ -239,13 +244,34 @@ pub fn persona(dir: &Path) -> Result<Conversation, EvalError> {
             });
         }
     }
+    let beings = beings_of(dir)?;
     Ok(Conversation {
         id: name,
         sessions,
         questions,
         facts,
+        beings,
         skipped: 0,
     })
+}
+
+/// The name words of every entity `dir/memories` types as a person or a pet (words of
+/// three letters or more, folded; honorifics out). None when there is no such folder.
+fn beings_of(dir: &Path) -> Result<BTreeSet<String>, EvalError> {
+    if !dir.join("memories").is_dir() {
+        return Ok(BTreeSet::new());
+    }
+    let mut out = BTreeSet::new();
+    for doc in crate::probe::load_corpus(dir)? {
+        let memory = gitloom_model::Memory::parse(&doc.path, doc.content.as_bytes())
+            .map_err(|e| EvalError::data(&dir.join("memories").join(&doc.path), e.to_string()))?;
+        for e in &memory.front.entities {
+            if matches!(e.kind.as_deref(), Some("person" | "pet")) {
+                out.extend(super::facts::name_words(&e.name));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// LoCoMo conversations (`locomo-dev.json`), optionally only some `sample_id`s.
@@ -383,6 +409,7 @@ fn locomo_conversation(file: &Path, c: &Value, id: &str) -> Result<Conversation,
         sessions,
         questions,
         facts: Vec::new(),
+        beings: BTreeSet::new(),
         skipped,
     })
 }
@@ -487,6 +514,32 @@ fn longmemeval_instance(
         }],
         sessions,
         facts: Vec::new(),
+        beings: BTreeSet::new(),
         skipped: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_beings_are_the_people_and_pets_the_data_s_store_types() {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let facts = dir.path().join("memories/facts/people");
+        std::fs::create_dir_all(&facts).expect("folders");
+        std::fs::write(
+            facts.join("theo.md"),
+            "---\ntitle: Theo Marchetti\nentities: [\"Theo Marchetti (person)\", \"TDSB (org)\", \"Pepita (pet)\", \"Dr Hana Sato (person)\", \"Kafka\"]\n---\nPartner.\n",
+        )
+        .expect("memory");
+        let beings = beings_of(dir.path()).expect("beings");
+        let want: BTreeSet<String> = ["theo", "marchetti", "pepita", "hana", "sato"]
+            .map(str::to_owned)
+            .into();
+        assert_eq!(beings, want);
+        // No store: nothing to ask.
+        let bare = tempfile::tempdir().expect("temporary folder");
+        assert!(beings_of(bare.path()).expect("beings").is_empty());
+    }
 }

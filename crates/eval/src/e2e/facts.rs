@@ -26,6 +26,15 @@
 //!   agrees with a fact that names it (one of its words of three letters or more). A fact
 //!   stated in two memories counts twice, so copying a sentence into every memory it
 //!   mentions does not pay.
+//!
+//!   Where the data has its own hand-written store (a persona's `memories/`), a fact's
+//!   name is its subject only when that store types it a person or a pet
+//!   ([`super::data::Conversation::beings`]): "The Civic has about 98,000 km on it", "WAL-G
+//!   restore step 1 is …" and "On-call handoff is at 15:00 UTC" are about the speaker's
+//!   car, runbook and rota, and belong in the speaker's memories; "Theo got the job" does
+//!   not. The figure by the first name alone, whatever it names, is kept beside it
+//!   (`pure_pairs_any_name`): the stricter reading, which counts a runbook step filed in
+//!   the speaker's runbook as misfiled.
 //! - **Catch-all share**: memories whose topic (last folder) is one of [`CATCH_ALL`], over
 //!   all memories.
 //! - **Titles**: the share of memories whose title reads as a title ([`reads_as_title`]).
@@ -357,14 +366,40 @@ fn subject_of_memory(b: &Built) -> Option<BTreeSet<String>> {
     {
         return None;
     }
-    let honorifics = ["dr", "mr", "mrs", "ms", "miss", "prof", "st"];
-    let set: BTreeSet<String> = words(&key)
+    let set = name_words(&key);
+    (!set.is_empty()).then_some(set)
+}
+
+/// The words of a name that identify it: folded, three letters or more, no function
+/// word or honorific ("Dr Benslimane" → `benslimane`).
+pub fn name_words(name: &str) -> BTreeSet<String> {
+    const HONORIFICS: &[&str] = &["dr", "mr", "mrs", "ms", "miss", "prof", "st"];
+    words(name)
         .into_iter()
         .filter(|w| {
-            w.len() >= 3 && !STOP.contains(&w.as_str()) && !honorifics.contains(&w.as_str())
+            w.len() >= 3 && !STOP.contains(&w.as_str()) && !HONORIFICS.contains(&w.as_str())
         })
-        .collect();
-    (!set.is_empty()).then_some(set)
+        .collect()
+}
+
+/// The fact's subject when it is a being the data's own store knows (see the module
+/// docs); any name when the data has no store to ask (`beings` empty).
+fn being<'a>(subject: Option<&'a str>, beings: &BTreeSet<String>) -> Option<&'a str> {
+    subject.filter(|s| beings.is_empty() || name_words(s).iter().any(|w| beings.contains(w)))
+}
+
+/// Whether a memory about `memory` (`None`: the speaker) holds a fact of `subject`
+/// (`None`: the speaker, or nobody) whose words are `fact_words`.
+fn agrees(
+    memory: Option<&BTreeSet<String>>,
+    subject: Option<&str>,
+    fact_words: &BTreeSet<String>,
+) -> bool {
+    match (memory, subject) {
+        (None, None) => true,
+        (None, Some(_)) => false,
+        (Some(names), _) => names.iter().any(|n| fact_words.contains(n)),
+    }
 }
 
 /// True when a title reads as a title: 1 to 12 words and at most 90 characters, it
@@ -419,6 +454,8 @@ pub struct FactScores {
     pub stated_pairs: usize,
     /// Of those, pairs filed under the fact's subject.
     pub pure_pairs: usize,
+    /// Of those, pairs filed under the fact's first name, whatever it names.
+    pub pure_pairs_any_name: usize,
     pub memories: usize,
     pub catch_all: usize,
     pub titles_ok: usize,
@@ -479,6 +516,7 @@ pub fn score(conv: &Conversation, store: &Store) -> FactScores {
                 .as_deref()
                 .is_none_or(|p| !words(p).iter().any(|w| s.split(' ').next() == Some(w)))
         });
+        let being = being(subject.as_deref(), &conv.beings);
         let fact_words: BTreeSet<String> = words(&f.text).into_iter().collect();
         let mut recalled = false;
         let mut stated_in = Vec::new();
@@ -491,15 +529,19 @@ pub fn score(conv: &Conversation, store: &Store) -> FactScores {
             }
             recalled = true;
             out.stated_pairs += 1;
-            let agrees = match (subject_of_memory(b), &subject) {
-                (None, None) => true,
-                (None, Some(_)) => false,
-                (Some(names), _) => names.iter().any(|n| fact_words.contains(n)),
-            };
+            let about = subject_of_memory(b);
+            let agrees = agrees(about.as_ref(), being, &fact_words);
             if agrees {
                 out.pure_pairs += 1;
             }
-            stated_in.push(serde_json::json!({"path": b.path, "title": b.memory.front.title, "agrees": agrees}));
+            let agrees_any_name = self::agrees(about.as_ref(), subject.as_deref(), &fact_words);
+            if agrees_any_name {
+                out.pure_pairs_any_name += 1;
+            }
+            stated_in.push(
+                serde_json::json!({"path": b.path, "title": b.memory.front.title,
+                "agrees": agrees, "agrees_any_name": agrees_any_name}),
+            );
         }
         let citing: Vec<&str> = store
             .memories
@@ -508,7 +550,7 @@ pub fn score(conv: &Conversation, store: &Store) -> FactScores {
             .map(|b| b.path.as_str())
             .collect();
         out.log.push(serde_json::json!({
-            "id": f.id, "fact": f.text, "message": f.message.to_string(), "subject": subject,
+            "id": f.id, "fact": f.text, "message": f.message.to_string(), "subject": subject, "being": being,
             "need": need, "recalled": recalled, "stated_in": stated_in, "citing": citing,
         }));
         if recalled {
@@ -565,6 +607,35 @@ mod tests {
         ] {
             assert!(!reads_as_title(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_fact_about_a_thing_belongs_with_the_speaker_where_the_data_knows_its_beings() {
+        let beings: BTreeSet<String> = ["theo", "benslimane"].map(str::to_owned).into();
+        let fact = |t: &str| -> BTreeSet<String> { words(t).into_iter().collect() };
+        let theo: BTreeSet<String> = ["theo".to_owned()].into();
+        // A car, a runbook's tool, a time zone: the speaker's memory holds them.
+        for thing in ["civic", "wal-g", "utc"] {
+            let s = being(Some(thing), &beings);
+            assert_eq!(s, None, "{thing}");
+            assert!(agrees(None, s, &fact("The Civic has 98,000 km on it")));
+        }
+        // A person stays a subject: in the speaker's memory the fact is misfiled.
+        assert_eq!(being(Some("dr benslimane"), &beings), Some("dr benslimane"));
+        assert!(!agrees(
+            None,
+            being(Some("theo"), &beings),
+            &fact("Theo got the job")
+        ));
+        assert!(agrees(
+            Some(&theo),
+            being(Some("theo"), &beings),
+            &fact("Theo got the job")
+        ));
+        // A memory about someone holds only facts that name them.
+        assert!(!agrees(Some(&theo), None, &fact("The new rate is 4.39%")));
+        // With no store to ask, any first name is the subject.
+        assert_eq!(being(Some("civic"), &BTreeSet::new()), Some("civic"));
     }
 
     #[test]

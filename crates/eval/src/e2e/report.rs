@@ -146,6 +146,9 @@ impl IngestFigures {
 pub struct FactFigures {
     pub fact_recall: f64,
     pub subject_purity: f64,
+    /// Subject purity by the fact's first name, whatever it names (the stricter
+    /// reading; see `facts`).
+    pub subject_purity_any_name: f64,
     pub catch_all_share: f64,
     pub title_share: f64,
     pub counts: FactCounts,
@@ -166,6 +169,7 @@ pub struct FactCounts {
     pub recalled: usize,
     pub stated_pairs: usize,
     pub pure_pairs: usize,
+    pub pure_pairs_any_name: usize,
     pub memories: usize,
     pub catch_all: usize,
 }
@@ -184,12 +188,14 @@ fn fact_figures(all: &[FactScores]) -> Option<FactFigures> {
         recalled: sum(|s| s.recalled),
         stated_pairs: sum(|s| s.stated_pairs),
         pure_pairs: sum(|s| s.pure_pairs),
+        pure_pairs_any_name: sum(|s| s.pure_pairs_any_name),
         memories: sum(|s| s.memories),
         catch_all: sum(|s| s.catch_all),
     };
     Some(FactFigures {
         fact_recall: ratio(counts.recalled, counts.facts),
         subject_purity: ratio(counts.pure_pairs, counts.stated_pairs),
+        subject_purity_any_name: ratio(counts.pure_pairs_any_name, counts.stated_pairs),
         catch_all_share: ratio(counts.catch_all, counts.memories),
         title_share: ratio(sum(|s| s.titles_ok), counts.memories),
         counts,
