@@ -64,10 +64,49 @@ fn balance(s: &str) -> String {
 }
 
 /// Whether `clause` can stand as a title: three words or more, two of them content
-/// words ("From now on" and "User is on it" say nothing alone).
+/// words ("From now on" and "User is on it" say nothing alone). A date's words are
+/// no content: "On 30 August 2023" and "In the week before 16 July 2023" say when,
+/// not what, and a question naming that day would match such a title on the date alone.
 fn stands_alone(clause: &str) -> bool {
     let ws = words(clause);
-    ws.len() >= 3 && ws.iter().filter(|w| !is_stopword(&w.norm)).count() >= 2
+    ws.len() >= 3
+        && ws
+            .iter()
+            .filter(|w| !is_stopword(&w.norm) && !is_date_word(&w.norm))
+            .count()
+            >= 2
+}
+
+/// A word that only says when: a weekday or month, a number ("30", "2023"), an
+/// ordinal ("30th", "1st"), or a word that places a date ("the week before …").
+fn is_date_word(norm: &str) -> bool {
+    const PLACING: &[&str] = &[
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "weekend",
+        "month",
+        "months",
+        "year",
+        "years",
+        "morning",
+        "afternoon",
+        "evening",
+        "night",
+        "before",
+        "after",
+        "ago",
+        "last",
+        "next",
+        "early",
+        "late",
+        "mid",
+    ];
+    let digits = norm.len() - norm.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    crate::text::is_calendar(norm)
+        || PLACING.contains(&norm)
+        || digits > 0 && matches!(&norm[digits..], "" | "st" | "nd" | "rd" | "th")
 }
 
 /// The first clause of `s` that can stand as a title, and whether it was cut before a
@@ -165,5 +204,34 @@ mod tests {
         );
         // A whole sentence keeps its last word.
         assert_eq!(title("User will miss it."), "User will miss it");
+    }
+
+    #[test]
+    fn a_date_alone_is_no_title() {
+        assert_eq!(
+            title(
+                "On 30 August 2023, Tim tackled something new - Tim gave a presentation in class."
+            ),
+            "On 30 August 2023, Tim tackled something new"
+        );
+        assert_eq!(
+            title("In the week before 16 July 2023, Jon's studio opened."),
+            "In the week before 16 July 2023, Jon's studio opened"
+        );
+        assert_eq!(
+            title("Sunday 9 February 2025, Pontet came round about the water bill."),
+            "Sunday 9 February 2025, Pontet came round about the water bill"
+        );
+        // What the date is about still makes a title of its own.
+        assert_eq!(
+            title("Rent went up to 1,180 on 1 March 2026, the landlord wrote."),
+            "Rent went up to 1,180 on 1 March 2026"
+        );
+        for w in ["30", "2023", "30th", "1st", "august", "sunday"] {
+            assert!(is_date_word(w), "{w}");
+        }
+        for w in ["4x4", "v4", "mp3", "b12", "rent", "x2"] {
+            assert!(!is_date_word(w), "{w}");
+        }
     }
 }
