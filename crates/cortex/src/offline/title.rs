@@ -2,7 +2,7 @@
 //! [`MAX_WORDS`] words, never ending on a word that leaves it hanging, no final full
 //! stop, capitalised.
 
-use gitloom_model::text::{is_stopword, words};
+use gitloom_model::text::{Word, is_stopword, words};
 
 /// The longest title, in words.
 pub const MAX_WORDS: usize = 12;
@@ -69,44 +69,41 @@ fn balance(s: &str) -> String {
 /// not what, and a question naming that day would match such a title on the date alone.
 fn stands_alone(clause: &str) -> bool {
     let ws = words(clause);
+    let dated = date_words(&ws);
     ws.len() >= 3
         && ws
             .iter()
-            .filter(|w| !is_stopword(&w.norm) && !is_date_word(&w.norm))
+            .zip(&dated)
+            .filter(|(w, d)| !**d && !is_stopword(&w.norm))
             .count()
             >= 2
 }
 
-/// A word that only says when: a weekday or month, a number ("30", "2023"), an
-/// ordinal ("30th", "1st"), or a word that places a date ("the week before …").
-fn is_date_word(norm: &str) -> bool {
-    const PLACING: &[&str] = &[
-        "day",
-        "days",
-        "week",
-        "weeks",
-        "weekend",
-        "month",
-        "months",
-        "year",
-        "years",
-        "morning",
-        "afternoon",
-        "evening",
-        "night",
-        "before",
-        "after",
-        "ago",
-        "last",
-        "next",
-        "early",
-        "late",
-        "mid",
-    ];
-    let digits = norm.len() - norm.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    crate::text::is_calendar(norm)
-        || PLACING.contains(&norm)
-        || digits > 0 && matches!(&norm[digits..], "" | "st" | "nd" | "rd" | "th")
+/// Which of `ws` only say when, as resolved dates read ("30 August 2023", "Friday
+/// 15 December", "the week before 16 July 2023"): a weekday or month; a number or
+/// ordinal beside one ("£58 a month" holds no date); and, in a clause that names a
+/// day or month, the words that place a date against it.
+fn date_words(ws: &[Word<'_>]) -> Vec<bool> {
+    const PLACING: &[&str] = &["week", "weekend", "before", "after"];
+    let calendar: Vec<bool> = ws
+        .iter()
+        .map(|w| crate::text::is_calendar(&w.norm))
+        .collect();
+    let named = calendar.iter().any(|c| *c);
+    ws.iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let digits = w.norm.len()
+                - w.norm
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .len();
+            let number = digits > 0 && matches!(&w.norm[digits..], "" | "st" | "nd" | "rd" | "th");
+            let beside = |j: Option<usize>| j.and_then(|j| calendar.get(j)).is_some_and(|c| *c);
+            calendar[i]
+                || number && (beside(i.checked_sub(1)) || beside(Some(i + 1)))
+                || named && PLACING.contains(&w.norm.as_str())
+        })
+        .collect()
 }
 
 /// The first clause of `s` that can stand as a title, and whether it was cut before a
@@ -227,11 +224,16 @@ mod tests {
             title("Rent went up to 1,180 on 1 March 2026, the landlord wrote."),
             "Rent went up to 1,180 on 1 March 2026"
         );
-        for w in ["30", "2023", "30th", "1st", "august", "sunday"] {
-            assert!(is_date_word(w), "{w}");
-        }
-        for w in ["4x4", "v4", "mp3", "b12", "rent", "x2"] {
-            assert!(!is_date_word(w), "{w}");
-        }
+        // An amount is no date, nor a rate's unit.
+        assert_eq!(
+            title("£58 a month now, bit more than the fiat."),
+            "£58 a month now"
+        );
+        let dated = |s: &str| date_words(&words(s));
+        assert_eq!(
+            dated("on 30th august 2023 the 4x4 went"),
+            [false, true, true, true, false, false, false]
+        );
+        assert_eq!(dated("the week before the trip"), [false; 5]);
     }
 }
