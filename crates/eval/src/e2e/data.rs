@@ -256,7 +256,7 @@ pub fn persona(dir: &Path) -> Result<Conversation, EvalError> {
 }
 
 /// The name words of every entity `dir/memories` types as a person or a pet (words of
-/// three letters or more, folded; honorifics out). None when there is no such folder.
+/// three letters or more, folded; honorifics out); empty when there is no such folder.
 fn beings_of(dir: &Path) -> Result<BTreeSet<String>, EvalError> {
     if !dir.join("memories").is_dir() {
         return Ok(BTreeSet::new());

@@ -530,17 +530,17 @@ pub fn score(conv: &Conversation, store: &Store) -> FactScores {
             recalled = true;
             out.stated_pairs += 1;
             let about = subject_of_memory(b);
-            let agrees = agrees(about.as_ref(), being, &fact_words);
-            if agrees {
+            let pure = agrees(about.as_ref(), being, &fact_words);
+            if pure {
                 out.pure_pairs += 1;
             }
-            let agrees_any_name = self::agrees(about.as_ref(), subject.as_deref(), &fact_words);
-            if agrees_any_name {
+            let pure_any_name = agrees(about.as_ref(), subject.as_deref(), &fact_words);
+            if pure_any_name {
                 out.pure_pairs_any_name += 1;
             }
             stated_in.push(
                 serde_json::json!({"path": b.path, "title": b.memory.front.title,
-                "agrees": agrees, "agrees_any_name": agrees_any_name}),
+                "agrees": pure, "agrees_any_name": pure_any_name}),
             );
         }
         let citing: Vec<&str> = store
