@@ -529,12 +529,12 @@ mod tests {
         let facts = dir.path().join("memories/facts/people");
         std::fs::create_dir_all(&facts).expect("folders");
         std::fs::write(
-            facts.join("theo.md"),
-            "---\ntitle: Theo Marchetti\nentities: [\"Theo Marchetti (person)\", \"TDSB (org)\", \"Pepita (pet)\", \"Dr Hana Sato (person)\", \"Kafka\"]\n---\nPartner.\n",
+            facts.join("orla.md"),
+            "---\ntitle: Orla Quist\nentities: [\"Orla Quist (person)\", \"Eastfield School (org)\", \"Tansy (pet)\", \"Dr Ines Ferro (person)\", \"Restic\"]\n---\nPartner.\n",
         )
         .expect("memory");
         let beings = beings_of(dir.path()).expect("beings");
-        let want: BTreeSet<String> = ["theo", "marchetti", "pepita", "hana", "sato"]
+        let want: BTreeSet<String> = ["orla", "quist", "tansy", "ines", "ferro"]
             .map(str::to_owned)
             .into();
         assert_eq!(beings, want);

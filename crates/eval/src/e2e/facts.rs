@@ -29,10 +29,10 @@
 //!
 //!   Where the data has its own hand-written store (a persona's `memories/`), a fact's
 //!   name is its subject only when that store types it a person or a pet
-//!   ([`super::data::Conversation::beings`]): "The Civic has about 98,000 km on it", "WAL-G
-//!   restore step 1 is …" and "On-call handoff is at 15:00 UTC" are about the speaker's
-//!   car, runbook and rota, and belong in the speaker's memories; "Theo got the job" does
-//!   not. The figure by the first name alone, whatever it names, is kept beside it
+//!   ([`super::data::Conversation::beings`]): "The Skoda has about 98,000 km on it",
+//!   "Restic restore step 1 is …" and "On-call handoff is at 15:00 UTC" are about the
+//!   speaker's car, runbook and rota, and belong in the speaker's memories; "Orla got the
+//!   job" does not. The figure by the first name alone, whatever it names, is kept beside it
 //!   (`pure_pairs_any_name`): the stricter reading, which counts a runbook step filed in
 //!   the speaker's runbook as misfiled.
 //! - **Catch-all share**: memories whose topic (last folder) is one of [`CATCH_ALL`], over
@@ -371,7 +371,7 @@ fn subject_of_memory(b: &Built) -> Option<BTreeSet<String>> {
 }
 
 /// The words of a name that identify it: folded, three letters or more, no function
-/// word or honorific ("Dr Benslimane" → `benslimane`).
+/// word or honorific ("Dr Ferro" → `ferro`).
 pub fn name_words(name: &str) -> BTreeSet<String> {
     const HONORIFICS: &[&str] = &["dr", "mr", "mrs", "ms", "miss", "prof", "st"];
     words(name)
@@ -611,31 +611,31 @@ mod tests {
 
     #[test]
     fn a_fact_about_a_thing_belongs_with_the_speaker_where_the_data_knows_its_beings() {
-        let beings: BTreeSet<String> = ["theo", "benslimane"].map(str::to_owned).into();
+        let beings: BTreeSet<String> = ["orla", "ferro"].map(str::to_owned).into();
         let fact = |t: &str| -> BTreeSet<String> { words(t).into_iter().collect() };
-        let theo: BTreeSet<String> = ["theo".to_owned()].into();
+        let orla: BTreeSet<String> = ["orla".to_owned()].into();
         // A car, a runbook's tool, a time zone: the speaker's memory holds them.
-        for thing in ["civic", "wal-g", "utc"] {
+        for thing in ["skoda", "restic", "utc"] {
             let s = being(Some(thing), &beings);
             assert_eq!(s, None, "{thing}");
-            assert!(agrees(None, s, &fact("The Civic has 98,000 km on it")));
+            assert!(agrees(None, s, &fact("The Skoda has 98,000 km on it")));
         }
         // A person stays a subject: in the speaker's memory the fact is misfiled.
-        assert_eq!(being(Some("dr benslimane"), &beings), Some("dr benslimane"));
+        assert_eq!(being(Some("dr ferro"), &beings), Some("dr ferro"));
         assert!(!agrees(
             None,
-            being(Some("theo"), &beings),
-            &fact("Theo got the job")
+            being(Some("orla"), &beings),
+            &fact("Orla got the job")
         ));
         assert!(agrees(
-            Some(&theo),
-            being(Some("theo"), &beings),
-            &fact("Theo got the job")
+            Some(&orla),
+            being(Some("orla"), &beings),
+            &fact("Orla got the job")
         ));
         // A memory about someone holds only facts that name them.
-        assert!(!agrees(Some(&theo), None, &fact("The new rate is 4.39%")));
+        assert!(!agrees(Some(&orla), None, &fact("The new rate is 4.39%")));
         // With no store to ask, any first name is the subject.
-        assert_eq!(being(Some("civic"), &BTreeSet::new()), Some("civic"));
+        assert_eq!(being(Some("skoda"), &BTreeSet::new()), Some("skoda"));
     }
 
     #[test]
