@@ -161,6 +161,13 @@ impl Demand {
         }
     }
 
+    /// Whether the demand is for a value of the thing asked about (a price, a time,
+    /// an age, an identifier), which that thing's own memory would state; a
+    /// relation is stated by the relative's memory instead.
+    pub fn is_value(&self) -> bool {
+        !matches!(self, Demand::Relation(_))
+    }
+
     pub fn label(&self) -> String {
         match self {
             Demand::Price => "a price".to_owned(),
@@ -349,7 +356,13 @@ pub fn demands(query: &str) -> Vec<Demand> {
     let asks_other = tokens
         .first()
         .is_some_and(|t| ["who", "whom", "whose", "where", "when", "which", "why"].contains(t));
-    let price = tokens.iter().any(|t| PRICE_NOUNS.contains(t))
+    // A price noun alone makes a price question only when no other question word
+    // asks for something else: "the man who called the fee rise robbery, who's got
+    // his plot now" asks for a person.
+    let wh_other = tokens
+        .iter()
+        .any(|t| ["who", "whom", "whose", "where", "when", "which", "why"].contains(t));
+    let price = (tokens.iter().any(|t| PRICE_NOUNS.contains(t)) && !wh_other)
         || (how_much && tokens.iter().any(|t| PRICE_VERBS.contains(t)))
         || lower.contains("what did i pay")
         || lower.contains("what does it cost");
@@ -411,6 +424,8 @@ mod tests {
             "What is my salary at Orbital AI?",
             "how much did I spend on the vet",
             "what was the price of the flat",
+            "what's the stall fee this year",
+            "how much did I pay when we were in Porto",
         ] {
             assert_eq!(demands(q), vec![Demand::Price], "{q}");
         }
@@ -418,6 +433,8 @@ mod tests {
             "how much power does my graphics card pull",
             "how many days did I spend camping",
             "where do I work",
+            // A price noun, but the question asks for a person.
+            "the woman who set the stall fee, who's taken her pitch now",
         ] {
             assert!(!demands(q).contains(&Demand::Price), "{q}");
         }

@@ -1162,3 +1162,85 @@ fn a_question_that_says_now_lifts_the_newer_state_of_what_changed() {
         plain.hits
     );
 }
+
+#[test]
+fn a_value_the_best_match_lacks_is_not_answered_from_another_memory() {
+    let files = [
+        (
+            "facts/fitness/lido.md",
+            "---\ntitle: Swimming at the Aldgate lido\ncues: [\"where do i usually swim\", \"do i have a swim pass\"]\n---\nI usually swim at the Aldgate lido on a ten-visit pass; a swim keeps my back loose.\n",
+        ),
+        (
+            "skills/work/early-shift.md",
+            "---\ntitle: Leaving for an early shift\n---\nBefore an early shift I usually leave at 05:40, and allow time for the bus.\n",
+        ),
+    ];
+    // Vectors from hashed words, so that fusion weighs scores (as with a model)
+    // rather than ranks.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut engine = Engine::init_with(
+        dir.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::Given(Arc::new(common::WordHashing)),
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    for (path, text) in files {
+        engine.write(path, text.as_bytes(), None).expect("write");
+    }
+    for topic in ["bike", "garden", "violin", "chess", "bread", "kayak"] {
+        let text = memory(
+            &format!("About my {topic}"),
+            &format!("Notes on the {topic}."),
+        );
+        engine
+            .write(&format!("facts/misc/{topic}.md"), text.as_bytes(), None)
+            .expect("write");
+    }
+    // The lido is what the question is about, and it states no time of day: the
+    // shift's 05:40 answers another question.
+    let mut req = RetrieveRequest::new("what time do i usually swim");
+    req.explain = true;
+    let r = engine.retrieve(&req).expect("retrieve");
+    assert!(r.abstained, "{:?}", r.hits);
+    let judged = r.judged.expect("explain records the judgements");
+    let verdict = |path: &str| {
+        judged
+            .iter()
+            .find(|j| j.path == path)
+            .map(|j| j.verdict.clone())
+    };
+    assert_eq!(
+        verdict("facts/fitness/lido.md"),
+        Some(gitloom_engine::Verdict::Refused {
+            reason: gitloom_engine::Refusal::Lacks {
+                lacks: "a time of day".to_owned()
+            }
+        }),
+        "{judged:?}"
+    );
+    assert_eq!(
+        verdict("skills/work/early-shift.md"),
+        Some(gitloom_engine::Verdict::Refused {
+            reason: gitloom_engine::Refusal::ValueNotStored {
+                lacks: "a time of day".to_owned()
+            }
+        }),
+        "{judged:?}"
+    );
+    // Inert, the other memory's time is the answer, as before.
+    let mut off = engine.config().clone();
+    off.value_owner = 0.0;
+    engine.set_config(off);
+    assert_eq!(
+        top(&engine, "what time do i usually swim", 1),
+        ["skills/work/early-shift.md"]
+    );
+    // A time the best match states is found.
+    engine.set_config(Default::default());
+    assert_eq!(
+        top(&engine, "what time do i leave for an early shift", 1),
+        ["skills/work/early-shift.md"]
+    );
+}

@@ -156,6 +156,17 @@ pub struct RetrieveConfig {
     /// stating an amount of money, one asking for "X's husband" a memory naming a
     /// husband (or spouse, wife, ...); other hits are not evidence.
     pub answer_type: bool,
+    /// A question asking for a value (a price, a time of day, an age, an
+    /// identifier; not a relation) is left unanswered when a memory that lacks the
+    /// value outscores every memory kept, by more than this factor: the memory that
+    /// best matches the question is what it is about, and if that memory does not
+    /// state the value, a value stated elsewhere answers another question ("what
+    /// time do I usually swim" is not answered by the time a night shift starts).
+    /// A relation is exempt: the person asked about is the best match and does not
+    /// name the relation; their relative's memory does. The scores compared are
+    /// fused scores: with reciprocal-rank fusion (no semantic arm) they are ranks,
+    /// whose ratios seldom reach the factor. 0 disables.
+    pub value_owner: f64,
     /// A body cosine under the semantic cut still ranks a memory the lexical arm
     /// found, down to this cosine; above 1 disables.
     pub corroborate: f64,
@@ -279,6 +290,7 @@ impl Default for RetrieveConfig {
             lexical_min_terms: 2,
             advice_lexical: 0.0,
             answer_type: true,
+            value_owner: 1.1,
             corroborate: 0.0,
             fusion: Fusion::Scores,
             lexical_share: 0.2,

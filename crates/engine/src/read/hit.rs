@@ -156,4 +156,8 @@ pub enum Refusal {
     Lacks { lacks: String },
     /// It cleared one weak bar, but nothing in the answer is evidence.
     NoEvidence,
+    /// The question asks for a value, and a memory that outscores it lacks that
+    /// value (`lacks` says what): the value is not stored
+    /// ([`RetrieveConfig::value_owner`](super::config::RetrieveConfig::value_owner)).
+    ValueNotStored { lacks: String },
 }

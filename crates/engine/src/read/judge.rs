@@ -14,6 +14,7 @@ use super::evidence::{Evidence, context, evidence};
 use super::fusion::Fused;
 use super::gates::Anchor;
 use super::hit::{ArmScore, GraphStep, Judgement, Refusal, Verdict};
+use crate::asked::Demand;
 use crate::error::Result;
 use crate::shape::Shape;
 
@@ -130,6 +131,8 @@ pub(crate) fn judge<'a>(
         vec![Anchoring::NotAsked; passed.len()]
     };
     let mut out: Vec<Judged<'a>> = Vec::new();
+    // The best score of a memory refused for lacking a value the question asks for.
+    let mut lacked_value: Option<(f64, String)> = None;
     for ((mut j, verdict), lack) in passed.into_iter().zip(verdicts).zip(lacks) {
         let (coverage, matched) = j
             .details
@@ -158,11 +161,15 @@ pub(crate) fn judge<'a>(
             }
         }
         if let Some(unmet) = lack {
+            let label = unmet.label();
+            if unmet.is_value() && lacked_value.as_ref().is_none_or(|(s, _)| j.score > *s) {
+                lacked_value = Some((j.score, label.clone()));
+            }
             notes
                 .entry(j.fused.key.clone())
                 .or_default()
-                .push(format!("lacks {unmet}"));
-            refuse(j.fused, coverage, matched, Refusal::Lacks { lacks: unmet });
+                .push(format!("lacks {label}"));
+            refuse(j.fused, coverage, matched, Refusal::Lacks { lacks: label });
             continue;
         }
         out.push(j);
@@ -173,11 +180,19 @@ pub(crate) fn judge<'a>(
     // (a strong bar, or weak bars in two arms) nothing is returned; otherwise the
     // hits that clear one weak bar come along as context.
     let abstain = !out.iter().any(|j| j.evidence.is_evidence());
+    let not_stored = value_not_stored(&out, lacked_value, cfg.value_owner);
+    let abstain = abstain || not_stored.is_some();
     if let Some(r) = record {
         for j in &out {
             let coverage = j.details.as_ref().map_or(0.0, |d| d.coverage);
             let matched = j.details.as_ref().map_or(&[][..], |d| &d.matched_terms[..]);
-            let verdict = if abstain {
+            let verdict = if let Some(lacks) = &not_stored {
+                Verdict::Refused {
+                    reason: Refusal::ValueNotStored {
+                        lacks: lacks.clone(),
+                    },
+                }
+            } else if abstain {
                 Verdict::Refused {
                     reason: Refusal::NoEvidence,
                 }
@@ -202,6 +217,22 @@ pub(crate) fn judge<'a>(
     Ok(out)
 }
 
+/// The value a question asks for, when a memory that lacks it outscores every kept
+/// memory by more than `factor` (`RetrieveConfig::value_owner`; 0 never): the best
+/// match is what the question is about, and it does not state the value.
+fn value_not_stored(
+    kept: &[Judged<'_>],
+    lacked: Option<(f64, String)>,
+    factor: f64,
+) -> Option<String> {
+    let (lacking, label) = lacked?;
+    let best = kept
+        .iter()
+        .map(|j| j.score)
+        .fold(f64::NEG_INFINITY, f64::max);
+    (factor > 0.0 && !kept.is_empty() && lacking > factor * best).then_some(label)
+}
+
 /// A body cosine under the semantic cut ranks (corroboration) but is no evidence:
 /// the bars were calibrated on what clears the cut.
 fn floor_config(cfg: &RetrieveConfig, body_cutoff: f64) -> Cow<'_, RetrieveConfig> {
@@ -215,9 +246,9 @@ fn floor_config(cfg: &RetrieveConfig, body_cutoff: f64) -> Cow<'_, RetrieveConfi
     }
 }
 
-/// Per candidate, the label of the first demand of the question its text does not
+/// Per candidate, the first demand of the question its text does not
 /// meet (`asked.rs`); all `None` for the usual question, which demands nothing.
-fn lacking(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Vec<Option<String>>> {
+fn lacking(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Vec<Option<Demand>>> {
     if q.demands.is_empty() {
         return Ok(vec![None; passed.len()]);
     }
@@ -231,12 +262,7 @@ fn lacking(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Vec<Opt
                 format!("{}\n{summary}\n{}\n{}", r.title, r.cues.join("\n"), r.body)
             })
             .unwrap_or_default();
-        out.push(
-            q.demands
-                .iter()
-                .find(|d| !d.met_by(&text))
-                .map(|d| d.label()),
-        );
+        out.push(q.demands.iter().find(|d| !d.met_by(&text)).cloned());
     }
     Ok(out)
 }
@@ -291,7 +317,7 @@ enum Anchoring {
 fn anchoring(
     index: &Index,
     passed: &[Judged<'_>],
-    lacks: &[Option<String>],
+    lacks: &[Option<Demand>],
     anchor: &Anchor,
     q: &Analysis,
     cfg: &RetrieveConfig,
