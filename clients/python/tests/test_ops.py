@@ -84,6 +84,13 @@ def test_every_op_against_a_real_server(server, ns_name):
         assert rt.explain and isinstance(rt.explain[0], types.ArmCandidates)
         nothing = ns.retrieve("what is the capital of peru")
         assert nothing.abstained and nothing.hits == []
+        assert nothing.abstention and nothing.abstention["why"] in (
+            "no_candidates",
+            "no_evidence",
+            "refused",
+            "value_not_stored",
+        )
+        assert rt.abstention is None
         covered.add("retrieve")
 
         s = ns.search("salmon kibble")

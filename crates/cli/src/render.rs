@@ -144,10 +144,10 @@ pub fn hits(hits: &[Hit]) -> Result<()> {
 
 pub fn retrieval(r: &Retrieval) -> Result<()> {
     if r.abstained {
-        outln!(
-            "no evidence for {:?}: nothing cleared the evidence floor",
-            r.query
-        )?;
+        match &r.abstention {
+            Some(why) => outln!("no evidence for {:?}: {why}", r.query)?,
+            None => outln!("no evidence for {:?}", r.query)?,
+        }
     } else {
         hits(&r.hits)?;
     }

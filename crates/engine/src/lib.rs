@@ -47,8 +47,8 @@ pub use read::config::{EvidenceBars, NEVER, Priors, RetrieveConfig};
 pub use read::evidence::{Evidence, Support};
 pub use read::fusion::Fusion;
 pub use read::hit::{
-    ArmCandidates, ArmScore, GraphStep, Hit, HitSection, Judgement, Refusal, Retrieval, StepKind,
-    Verdict,
+    Abstention, ArmCandidates, ArmScore, GraphStep, Hit, HitSection, Judgement, Refusal, Retrieval,
+    StepKind, Verdict,
 };
 pub use read::request::RetrieveRequest;
 pub use read::rerank::{RerankCandidate, Reranker};

@@ -853,6 +853,18 @@ fn a_named_memory_is_anchored_by_the_linked_memory_that_holds_the_rest() {
     req.explain = true;
     let r = engine.retrieve(&req).expect("retrieve");
     assert!(r.abstained, "{:?}", r.hits);
+    // The abstention names the evidence a gate refused.
+    assert!(
+        matches!(
+            &r.abstention,
+            Some(gitloom_engine::Abstention::Refused {
+                reason: gitloom_engine::Refusal::Unanchored,
+                ..
+            })
+        ),
+        "{:?}",
+        r.abstention
+    );
     let judged = r.judged.expect("explain records the judgements");
     assert!(
         judged.iter().any(|j| j.path == "facts/people/hana.md"
@@ -1204,6 +1216,13 @@ fn a_value_the_best_match_lacks_is_not_answered_from_another_memory() {
     req.explain = true;
     let r = engine.retrieve(&req).expect("retrieve");
     assert!(r.abstained, "{:?}", r.hits);
+    assert_eq!(
+        r.abstention,
+        Some(gitloom_engine::Abstention::ValueNotStored {
+            path: "facts/fitness/lido.md".to_owned(),
+            lacks: "a time of day".to_owned()
+        })
+    );
     let judged = r.judged.expect("explain records the judgements");
     let verdict = |path: &str| {
         judged
@@ -1236,6 +1255,18 @@ fn a_value_the_best_match_lacks_is_not_answered_from_another_memory() {
     assert_eq!(
         top(&engine, "what time do i usually swim", 1),
         ["skills/work/early-shift.md"]
+    );
+    // A question no arm finds anything for says so (words alone: a semantic arm
+    // always has candidates).
+    let (_d, words) = lexical_store(&files, &["bike", "garden"]);
+    let r = words
+        .retrieve(&RetrieveRequest::new("qxv zlorp"))
+        .expect("retrieve");
+    assert_eq!(
+        r.abstention,
+        Some(gitloom_engine::Abstention::NoCandidates),
+        "{:?}",
+        r.hits
     );
     // A time the best match states is found.
     engine.set_config(Default::default());

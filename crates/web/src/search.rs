@@ -144,17 +144,11 @@ pub fn why_evidence(hit: &Hit, bars: &EvidenceBars) -> Vec<String> {
 
 /// Why nothing was returned, from the arms' candidate lists and the bars.
 fn abstain_reasons(r: &Retrieval, bars: &EvidenceBars) -> Vec<String> {
-    let mut out = vec![
-        "nothing cleared the evidence floor: a hit needs one strong bar, or weak bars in two arms"
-            .to_owned(),
-    ];
+    let mut out = vec![match &r.abstention {
+        Some(why) => why.to_string(),
+        None => "nothing was returned".to_owned(),
+    }];
     let arms = r.explain.as_deref().unwrap_or_default();
-    if arms.iter().all(|a| a.candidates.is_empty()) {
-        out.push(
-            "no arm found a candidate: no memory holds a term of the question, matches its meaning closely enough, or names an entity in it"
-                .to_owned(),
-        );
-    }
     for arm in arms {
         let Some((path, score)) = arm.candidates.first() else {
             continue;

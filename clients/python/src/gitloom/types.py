@@ -152,6 +152,9 @@ class Retrieval(Model):
     shape: str = ""
     hits: List[Hit] = field(default_factory=list)
     abstained: bool = False
+    # When it abstained, why: {"why": "no_candidates" | "no_evidence" | "refused" |
+    # "value_not_stored", ...} with the memory ("path") a refusal names.
+    abstention: Optional[Dict[str, Any]] = None
     timings_ms: Dict[str, float] = field(default_factory=dict)
     warnings: List[str] = field(default_factory=list)
     explain: Optional[List[ArmCandidates]] = None

@@ -104,6 +104,9 @@ pub struct Retrieval {
     pub hits: Vec<Hit>,
     /// True when nothing cleared the evidence floor: the honest answer is "nothing".
     pub abstained: bool,
+    /// When it abstained, why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abstention: Option<Abstention>,
     pub timings_ms: BTreeMap<String, f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -139,6 +142,54 @@ pub enum Verdict {
     Kept { evidence: Evidence },
     /// Not returned.
     Refused { reason: Refusal },
+}
+
+/// Why a retrieval returned nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "why")]
+pub enum Abstention {
+    /// No arm found a candidate: no memory holds a term of the question, comes
+    /// close to its meaning, or names an entity in it.
+    NoCandidates,
+    /// Candidates were found and none cleared the evidence floor (one weak bar at
+    /// most: context, which cannot stand alone).
+    NoEvidence,
+    /// Evidence was found and refused by a gate: `path` is the best of it.
+    Refused { path: String, reason: Refusal },
+    /// The question asks for a value (`lacks`) that `path`, the memory that best
+    /// matches it, does not state.
+    ValueNotStored { path: String, lacks: String },
+}
+
+impl std::fmt::Display for Abstention {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Abstention::NoCandidates => f.write_str(
+                "no arm found a candidate: no memory holds a word of it, comes close to its meaning, or names an entity in it",
+            ),
+            Abstention::NoEvidence => f.write_str(
+                "nothing cleared the evidence floor (a hit needs one strong bar, or weak bars in two arms)",
+            ),
+            Abstention::Refused { path, reason } => {
+                write!(f, "the best evidence, {path}, ")?;
+                match reason {
+                    Refusal::NotNamed => f.write_str("does not name what the question asks about"),
+                    Refusal::Unanchored => f.write_str(
+                        "does not name the entity asked about, or holds too little of the rest of the question",
+                    ),
+                    Refusal::Lacks { lacks } => write!(f, "does not state {lacks}"),
+                    Refusal::BelowFloor | Refusal::NoEvidence => {
+                        f.write_str("clears no bar on its own")
+                    }
+                    Refusal::ValueNotStored { lacks } => write!(f, "does not state {lacks}"),
+                }
+            }
+            Abstention::ValueNotStored { path, lacks } => write!(
+                f,
+                "the memory that best matches it, {path}, does not state {lacks}"
+            ),
+        }
+    }
 }
 
 /// Why a candidate was not returned.

@@ -13,7 +13,7 @@ use super::config::RetrieveConfig;
 use super::evidence::{Evidence, context, evidence};
 use super::fusion::Fused;
 use super::gates::Anchor;
-use super::hit::{ArmScore, GraphStep, Judgement, Refusal, Verdict};
+use super::hit::{Abstention, ArmScore, GraphStep, Judgement, Refusal, Verdict};
 use crate::asked::Demand;
 use crate::error::Result;
 use crate::shape::Shape;
@@ -66,7 +66,7 @@ pub(crate) fn judge<'a>(
     steps: &HashMap<String, GraphStep>,
     notes: &mut HashMap<String, Vec<String>>,
     mut record: Option<&mut Record>,
-) -> Result<Vec<Judged<'a>>> {
+) -> Result<(Vec<Judged<'a>>, Option<Abstention>)> {
     let mut refuse = |f: &Fused, coverage: f64, matched: &[String], reason: Refusal| {
         if let Some(r) = record.as_deref_mut() {
             r.push(judgement(f, coverage, matched, Verdict::Refused { reason }));
@@ -76,6 +76,14 @@ pub(crate) fn judge<'a>(
     let mut details = index.lexical_details(&q.query, &keys, gitloom_index::Decor::Terms)?;
     let cfg = floor_config(cfg, body_cutoff);
 
+    if head.is_empty() {
+        return Ok((Vec::new(), Some(Abstention::NoCandidates)));
+    }
+    // The first evidence a gate refused, in fused order: what an abstention names.
+    let mut refused_evidence: Option<(String, Refusal)> = None;
+    let mut note_refusal = |path: &str, reason: &Refusal| {
+        refused_evidence.get_or_insert_with(|| (path.to_owned(), reason.clone()));
+    };
     // The floor, in fused order (a graph hit counts when its source is evidence).
     let mut passed: Vec<Judged<'a>> = Vec::new();
     let mut evidence_paths: Vec<String> = Vec::new();
@@ -98,17 +106,20 @@ pub(crate) fn judge<'a>(
         // "Who is Bruno": when the question is about a name, a memory that neither
         // mentions an entity of that name nor contains it is no answer, however
         // alike the wording ("who is Arjun" is a close cue).
-        if q.shape == Shape::Entity
-            && !f.arms.contains_key(&Arm::Entities)
-            && coverage < cfg.evidence.weak.lexical
-        {
-            refuse(f, coverage, matched, Refusal::NotNamed);
-            continue;
-        }
         let why = Evidence {
             support,
             anchored: false,
         };
+        if q.shape == Shape::Entity
+            && !f.arms.contains_key(&Arm::Entities)
+            && coverage < cfg.evidence.weak.lexical
+        {
+            if why.is_evidence() {
+                note_refusal(&f.key, &Refusal::NotNamed);
+            }
+            refuse(f, coverage, matched, Refusal::NotNamed);
+            continue;
+        }
         if why.is_evidence() {
             evidence_paths.push(f.key.clone());
         }
@@ -132,7 +143,7 @@ pub(crate) fn judge<'a>(
     };
     let mut out: Vec<Judged<'a>> = Vec::new();
     // The best score of a memory refused for lacking a value the question asks for.
-    let mut lacked_value: Option<(f64, String)> = None;
+    let mut lacked_value: Option<(f64, String, String)> = None;
     for ((mut j, verdict), lack) in passed.into_iter().zip(verdicts).zip(lacks) {
         let (coverage, matched) = j
             .details
@@ -156,14 +167,25 @@ pub(crate) fn judge<'a>(
                     .push("partly anchored".to_owned());
             }
             Anchoring::Unanchored => {
+                if j.evidence.is_evidence() {
+                    note_refusal(&j.fused.key, &Refusal::Unanchored);
+                }
                 refuse(j.fused, coverage, matched, Refusal::Unanchored);
                 continue;
             }
         }
         if let Some(unmet) = lack {
             let label = unmet.label();
-            if unmet.is_value() && lacked_value.as_ref().is_none_or(|(s, _)| j.score > *s) {
-                lacked_value = Some((j.score, label.clone()));
+            if unmet.is_value() && lacked_value.as_ref().is_none_or(|(s, _, _)| j.score > *s) {
+                lacked_value = Some((j.score, j.fused.key.clone(), label.clone()));
+            }
+            if j.evidence.is_evidence() {
+                note_refusal(
+                    &j.fused.key,
+                    &Refusal::Lacks {
+                        lacks: label.clone(),
+                    },
+                );
             }
             notes
                 .entry(j.fused.key.clone())
@@ -186,7 +208,7 @@ pub(crate) fn judge<'a>(
         for j in &out {
             let coverage = j.details.as_ref().map_or(0.0, |d| d.coverage);
             let matched = j.details.as_ref().map_or(&[][..], |d| &d.matched_terms[..]);
-            let verdict = if let Some(lacks) = &not_stored {
+            let verdict = if let Some((_, lacks)) = &not_stored {
                 Verdict::Refused {
                     reason: Refusal::ValueNotStored {
                         lacks: lacks.clone(),
@@ -211,26 +233,31 @@ pub(crate) fn judge<'a>(
             .collect();
         r.sort_by_key(|j| order.get(j.path.as_str()).copied().unwrap_or(usize::MAX));
     }
-    if abstain {
-        out.clear();
+    if !abstain {
+        return Ok((out, None));
     }
-    Ok(out)
+    let why = match (not_stored, refused_evidence) {
+        (Some((path, lacks)), _) => Abstention::ValueNotStored { path, lacks },
+        (None, Some((path, reason))) => Abstention::Refused { path, reason },
+        (None, None) => Abstention::NoEvidence,
+    };
+    Ok((Vec::new(), Some(why)))
 }
 
-/// The value a question asks for, when a memory that lacks it outscores every kept
-/// memory by more than `factor` (`RetrieveConfig::value_owner`; 0 never): the best
+/// The memory and the value a question asks for, when that memory lacks it and
+/// outscores every kept memory by more than `factor` (`RetrieveConfig::value_owner`; 0 never): the best
 /// match is what the question is about, and it does not state the value.
 fn value_not_stored(
     kept: &[Judged<'_>],
-    lacked: Option<(f64, String)>,
+    lacked: Option<(f64, String, String)>,
     factor: f64,
-) -> Option<String> {
-    let (lacking, label) = lacked?;
+) -> Option<(String, String)> {
+    let (lacking, path, label) = lacked?;
     let best = kept
         .iter()
         .map(|j| j.score)
         .fold(f64::NEG_INFINITY, f64::max);
-    (factor > 0.0 && !kept.is_empty() && lacking > factor * best).then_some(label)
+    (factor > 0.0 && !kept.is_empty() && lacking > factor * best).then_some((path, label))
 }
 
 /// A body cosine under the semantic cut ranks (corroboration) but is no evidence:

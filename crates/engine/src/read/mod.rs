@@ -53,7 +53,7 @@ use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use analysis::Analysis;
 use arm::Arm;
-use hit::{ArmCandidates, ArmScore, Hit, Retrieval};
+use hit::{Abstention, ArmCandidates, ArmScore, Hit, Retrieval};
 use request::RetrieveRequest;
 use timings::Timings;
 
@@ -198,7 +198,7 @@ impl Engine {
 
         timings.start();
         let mut record = req.explain.then(judge::Record::new);
-        let mut judged = judge::judge(
+        let (mut judged, abstention) = judge::judge(
             index,
             &fused[..head],
             &q,
@@ -243,6 +243,11 @@ impl Engine {
             query: req.query.clone(),
             shape: q.shape,
             abstained: hits.is_empty(),
+            abstention: if hits.is_empty() {
+                abstention.or(Some(Abstention::NoEvidence))
+            } else {
+                None
+            },
             hits,
             timings_ms: timings.map,
             warnings,
