@@ -72,13 +72,13 @@ pub(crate) fn judge<'a>(
             r.push(judgement(f, coverage, matched, Verdict::Refused { reason }));
         }
     };
+    if head.is_empty() {
+        return Ok((Vec::new(), Some(Abstention::NoCandidates)));
+    }
     let keys: Vec<String> = head.iter().map(|f| f.key.clone()).collect();
     let mut details = index.lexical_details(&q.query, &keys, gitloom_index::Decor::Terms)?;
     let cfg = floor_config(cfg, body_cutoff);
 
-    if head.is_empty() {
-        return Ok((Vec::new(), Some(Abstention::NoCandidates)));
-    }
     // The first evidence a gate refused, in fused order: what an abstention names.
     let mut refused_evidence: Option<(String, Refusal)> = None;
     let mut note_refusal = |path: &str, reason: &Refusal| {
@@ -103,13 +103,13 @@ pub(crate) fn judge<'a>(
             refuse(f, coverage, matched, Refusal::BelowFloor);
             continue;
         };
-        // "Who is Bruno": when the question is about a name, a memory that neither
-        // mentions an entity of that name nor contains it is no answer, however
-        // alike the wording ("who is Arjun" is a close cue).
         let why = Evidence {
             support,
             anchored: false,
         };
+        // "Who is Bruno": when the question is about a name, a memory that neither
+        // mentions an entity of that name nor contains it is no answer, however
+        // alike the wording ("who is Arjun" is a close cue).
         if q.shape == Shape::Entity
             && !f.arms.contains_key(&Arm::Entities)
             && coverage < cfg.evidence.weak.lexical
@@ -245,8 +245,9 @@ pub(crate) fn judge<'a>(
 }
 
 /// The memory and the value a question asks for, when that memory lacks it and
-/// outscores every kept memory by more than `factor` (`RetrieveConfig::value_owner`; 0 never): the best
-/// match is what the question is about, and it does not state the value.
+/// outscores every kept memory by more than `factor` (`RetrieveConfig::value_owner`;
+/// 0 never): the best match is what the question is about, and it does not state
+/// the value.
 fn value_not_stored(
     kept: &[Judged<'_>],
     lacked: Option<(f64, String, String)>,
@@ -273,8 +274,8 @@ fn floor_config(cfg: &RetrieveConfig, body_cutoff: f64) -> Cow<'_, RetrieveConfi
     }
 }
 
-/// Per candidate, the first demand of the question its text does not
-/// meet (`asked.rs`); all `None` for the usual question, which demands nothing.
+/// Per candidate, the first demand of the question its text does not meet
+/// (`asked.rs`); all `None` for the usual question, which demands nothing.
 fn lacking(index: &Index, passed: &[Judged<'_>], q: &Analysis) -> Result<Vec<Option<Demand>>> {
     if q.demands.is_empty() {
         return Ok(vec![None; passed.len()]);
