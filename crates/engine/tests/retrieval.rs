@@ -747,11 +747,20 @@ fn dentist_store() -> (tempfile::TempDir, Engine) {
 /// A store without vectors holding `files`, and one short memory per word of
 /// `fillers` (so that the files' words are rare words of the store).
 fn lexical_store(files: &[(&str, &str)], fillers: &[&str]) -> (tempfile::TempDir, Engine) {
+    store_with(EmbedderChoice::None, files, fillers)
+}
+
+/// `files` and one short filler memory per topic in `fillers`, under `embedder`.
+fn store_with(
+    embedder: EmbedderChoice,
+    files: &[(&str, &str)],
+    fillers: &[&str],
+) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::init_with(
         dir.path(),
         EngineOptions {
-            embedder: EmbedderChoice::None,
+            embedder,
             ..Default::default()
         },
     )
@@ -1189,27 +1198,11 @@ fn a_value_the_best_match_lacks_is_not_answered_from_another_memory() {
     ];
     // Vectors from hashed words, so that fusion weighs scores (as with a model)
     // rather than ranks.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut engine = Engine::init_with(
-        dir.path(),
-        EngineOptions {
-            embedder: EmbedderChoice::Given(Arc::new(common::WordHashing)),
-            ..Default::default()
-        },
-    )
-    .expect("init");
-    for (path, text) in files {
-        engine.write(path, text.as_bytes(), None).expect("write");
-    }
-    for topic in ["bike", "garden", "violin", "chess", "bread", "kayak"] {
-        let text = memory(
-            &format!("About my {topic}"),
-            &format!("Notes on the {topic}."),
-        );
-        engine
-            .write(&format!("facts/misc/{topic}.md"), text.as_bytes(), None)
-            .expect("write");
-    }
+    let (_dir, mut engine) = store_with(
+        EmbedderChoice::Given(Arc::new(common::WordHashing)),
+        &files,
+        &["bike", "garden", "violin", "chess", "bread", "kayak"],
+    );
     // The lido is what the question is about, and it states no time of day: the
     // shift's 05:40 answers another question.
     let mut req = RetrieveRequest::new("what time do i usually swim");

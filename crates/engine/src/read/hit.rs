@@ -177,11 +177,12 @@ impl std::fmt::Display for Abstention {
                     Refusal::Unanchored => f.write_str(
                         "does not name the entity asked about, or holds too little of the rest of the question",
                     ),
-                    Refusal::Lacks { lacks } => write!(f, "does not state {lacks}"),
+                    Refusal::Lacks { lacks } | Refusal::ValueNotStored { lacks } => {
+                        write!(f, "does not state {lacks}")
+                    }
                     Refusal::BelowFloor | Refusal::NoEvidence => {
                         f.write_str("clears no bar on its own")
                     }
-                    Refusal::ValueNotStored { lacks } => write!(f, "does not state {lacks}"),
                 }
             }
             Abstention::ValueNotStored { path, lacks } => write!(
