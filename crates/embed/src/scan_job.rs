@@ -325,10 +325,7 @@ impl ScanJob {
         let start = piece * RESCORE_ROWS;
         let rows = &picked.rows[start..(start + RESCORE_ROWS).min(picked.rows.len())];
         let q_inv = self.prepared.as_ref().map_or(0.0, |q| q.inv_norm);
-        let hits = rows
-            .iter()
-            .map(|&row| self.arena.exact_hit(&self.query, q_inv, row))
-            .collect();
+        let hits = self.arena.exact_hits(&self.query, q_inv, rows);
         let _ = picked.rescored[piece].set(hits);
         if self.rescores_done.fetch_add(1, Ordering::AcqRel) + 1 == picked.rescored.len() {
             self.wake_all();
