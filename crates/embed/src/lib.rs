@@ -43,7 +43,7 @@ mod scan_job;
 mod static_table;
 mod wordpiece;
 
-pub use arena::{Arena, ScanHit, cosine};
+pub use arena::{Arena, OVERSAMPLE, ScanHit, cosine};
 pub use arena_file::{ArenaMiss, Labels, RowRun, StoredArena};
 pub use bert::Precision;
 pub use cache::{CacheStatus, EmbedStats, VectorCache, embed_cached, text_hash};

@@ -5,7 +5,7 @@ mod common;
 use common::random_unit;
 use std::collections::BTreeMap;
 
-use gitloom_embed::{Arena, cosine};
+use gitloom_embed::{Arena, OVERSAMPLE, cosine};
 
 #[test]
 fn cosine_basics() {
@@ -257,7 +257,7 @@ fn a_damaged_arena_file_is_refused_with_the_reason() {
 }
 
 /// What `scan_per_kind` must return, from the public estimate alone: per kind, the
-/// `4 × k` best rows by int8 estimate (ties to the earlier row), rescored exactly, best
+/// `OVERSAMPLE × k` best rows by int8 estimate (ties to the earlier row), rescored exactly, best
 /// `k` (ties to the earlier row).
 fn per_kind_reference(a: &Arena, q: &[f32], k: usize) -> BTreeMap<u8, Vec<usize>> {
     let mut by_kind: BTreeMap<u8, Vec<(f32, usize)>> = BTreeMap::new();
@@ -272,7 +272,7 @@ fn per_kind_reference(a: &Arena, q: &[f32], k: usize) -> BTreeMap<u8, Vec<usize>
         .into_iter()
         .map(|(kind, mut v)| {
             v.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-            v.truncate(4 * k);
+            v.truncate(OVERSAMPLE * k);
             // The arena's own exact cosines (`cosine` rounds differently).
             let rows: Vec<usize> = v.iter().map(|x| x.1).collect();
             let mut exact: Vec<(f32, usize)> = a
