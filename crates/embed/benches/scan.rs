@@ -2,13 +2,17 @@
 //! (a fresh `Vec<f32>` decoded from a little-endian blob for every row, as the old
 //! engine did), embeddings per second of MiniLM and the static table, model load time.
 //!
+//! `GITLOOM_BENCH_VECTORS=~/.cache/gitloom/eval-vectors.db` adds the engine's call
+//! against the exact f32 ranking on real MiniLM vectors (the eval harness's vector
+//! cache: stored texts as rows, queries' vectors as queries): how often they agree.
+//!
 //! Runs only when `--bench` is among the arguments (`cargo bench -p gitloom-embed`), so
 //! `cargo test --benches` is instant. Prints a markdown table.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gitloom_embed::{Arena, Embedder, MiniLm, ScanJob, StaticTable, minilm_dir};
+use gitloom_embed::{Arena, Embedder, MiniLm, OVERSAMPLE, ScanJob, StaticTable, minilm_dir};
 
 const DIM: usize = 384;
 
@@ -161,6 +165,10 @@ fn main() {
         ]);
     }
 
+    if let Ok(path) = std::env::var("GITLOOM_BENCH_VECTORS") {
+        rows.extend(oversample_on_real_vectors(&path));
+    }
+
     let sentences: Vec<String> = (0..320)
         .map(|i| {
             format!(
@@ -253,4 +261,57 @@ fn main() {
     for [a, b, c] in rows {
         println!("| {a} | {b} | {c} |");
     }
+}
+
+/// Vectors of one model from a vector cache file, at most `limit`, in hash order.
+fn cached_vectors(db: &rusqlite::Connection, model: &str, limit: usize) -> Vec<Vec<f32>> {
+    let mut st = db
+        .prepare("SELECT vec FROM vectors WHERE model = ?1 ORDER BY hash LIMIT ?2")
+        .expect("a vector cache");
+    st.query_map(rusqlite::params![model, limit as i64], |r| {
+        r.get::<_, Vec<u8>>(0)
+    })
+    .expect("query")
+    .map(|b| {
+        b.expect("row")
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    })
+    .collect()
+}
+
+/// The engine's per-kind call (top 200) against the exact f32 ranking, over arenas of
+/// real MiniLM rows (one kind): how often the int8 pass's `OVERSAMPLE × 200` candidates
+/// hold the exact best 200.
+fn oversample_on_real_vectors(path: &str) -> Vec<[String; 3]> {
+    let db =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the vector cache");
+    let model = "minilm-l6-v2@gt-0.1.0/384";
+    let stored = cached_vectors(&db, &format!("{model}/int8"), 200_000);
+    let queries = cached_vectors(&db, model, 300);
+    let mut out = Vec::new();
+    for n in [40_000usize, stored.len()] {
+        let mut a = Arena::with_capacity(DIM, n);
+        for (i, v) in stored.iter().take(n).enumerate() {
+            a.push(i as u32, 0, v).expect("push");
+        }
+        let (mut same, mut t_scan, mut t_exact) = (0, Vec::new(), Vec::new());
+        for q in &queries {
+            let t = Instant::now();
+            let got = a.scan_per_kind(q, 200);
+            t_scan.push(t.elapsed());
+            let t = Instant::now();
+            let want = a.scan_exact_f32(q, 200);
+            t_exact.push(t.elapsed());
+            same += usize::from(got.get(&0) == Some(&want));
+        }
+        out.push([
+            format!("real MiniLM rows, {n}: top 200, int8 pass (`OVERSAMPLE` {OVERSAMPLE}) / exact f32, p50"),
+            format!("{} / {}", ms(p50(t_scan)), ms(p50(t_exact))),
+            format!("answers identical {same}/{}", queries.len()),
+        ]);
+    }
+    out
 }
