@@ -7,8 +7,8 @@
 //! integer dot products are exact, so every kernel gives the same scores), selects the
 //! best [`OVERSAMPLE`] `× top_k` candidates, rescores those with f32 cosine (four rows
 //! at a time, each summed in one fixed order, so the same bits on every CPU) and
-//! returns the best `top_k`. Rows carry the caller's `key` (e.g. a node id) and `kind` (e.g. cue = 0,
-//! body = 1) so cues and bodies are scored in the same traversal
+//! returns the best `top_k`. Rows carry the caller's `key` (e.g. a node id) and `kind`
+//! (e.g. cue = 0, body = 1) so cues and bodies are scored in the same traversal
 //! ([`Arena::scan_per_kind`]).
 //!
 //! Error of the int8 estimate: with `x = s_x·q_x + e_x`, `|e_x| ≤ s_x / 2` per

@@ -13,12 +13,12 @@
 //!    (each score an exact integer dot product × the row's scale, so a row's score
 //!    does not depend on the piece or the thread) and turns them into the selection's
 //!    keys ([`crate::arena::rank_key`]: the score, ties to the earlier row), which
-//!    join each kind's best `OVERSAMPLE × top_k` so far (one short lock per piece). Keys are
-//!    distinct, so the best of all rows is the same whatever the order the pieces
-//!    were done in. Once a kind holds a full `OVERSAMPLE × top_k`, its worst kept key is a
-//!    bound the kind's final worst is at least as good as: a piece drops the keys
-//!    under it before taking the lock, so most pieces hand over a few keys, not
-//!    their rows'.
+//!    join each kind's best `OVERSAMPLE × top_k` so far (one short lock per piece).
+//!    Keys are distinct, so the best of all rows is the same whatever the order the
+//!    pieces were done in. Once a kind holds a full `OVERSAMPLE × top_k`, its worst
+//!    kept key is a bound the kind's final worst is at least as good as: a piece
+//!    drops the keys under it before taking the lock, so most pieces hand over a few
+//!    keys, not their rows'.
 //! 2. **The f32 rescoring** of the rows picked (by whoever finished the last piece
 //!    of the pass), in pieces of [`RESCORE_ROWS`] rows, each piece's hits in its own
 //!    slot ([`OnceLock`]); each exact cosine is one row's dot product, the same
@@ -67,7 +67,8 @@ pub struct ScanJob {
     pass_rows: usize,
     /// Pieces of the pass.
     passes: usize,
-    /// Per kind present in the pieces done, its best keys so far (at most `OVERSAMPLE × top_k`).
+    /// Per kind present in the pieces done, its best keys so far (at most
+    /// `OVERSAMPLE × top_k`).
     best: Mutex<BTreeMap<u8, Vec<u64>>>,
     next_pass: AtomicUsize,
     passes_done: AtomicUsize,
@@ -306,7 +307,8 @@ impl ScanJob {
         self.top_k.saturating_mul(OVERSAMPLE)
     }
 
-    /// The rows to rescore: each kind's best `OVERSAMPLE × top_k` keys over every piece, as rows.
+    /// The rows to rescore: each kind's best `OVERSAMPLE × top_k` keys over every
+    /// piece, as rows.
     fn pick(&self) -> Picked {
         let cap = self.cap();
         let best = std::mem::take(&mut *lock(&self.best));

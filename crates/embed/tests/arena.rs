@@ -257,8 +257,8 @@ fn a_damaged_arena_file_is_refused_with_the_reason() {
 }
 
 /// What `scan_per_kind` must return, from the public estimate alone: per kind, the
-/// `OVERSAMPLE × k` best rows by int8 estimate (ties to the earlier row), rescored exactly, best
-/// `k` (ties to the earlier row).
+/// `OVERSAMPLE × k` best rows by int8 estimate (ties to the earlier row), rescored
+/// exactly, best `k` (ties to the earlier row).
 fn per_kind_reference(a: &Arena, q: &[f32], k: usize) -> BTreeMap<u8, Vec<usize>> {
     let mut by_kind: BTreeMap<u8, Vec<(f32, usize)>> = BTreeMap::new();
     for r in 0..a.len() {
