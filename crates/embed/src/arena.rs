@@ -183,7 +183,7 @@ fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
 /// scores; the widest one this CPU runs is used.
 pub(crate) fn int8_scores(q: &[i8], quant: &[i8], qscale: &[f32], out: &mut Vec<f32>) {
     #[cfg(target_arch = "x86_64")]
-    if vnni::available() {
+    if crate::cpu::avx512_vnni() {
         // SAFETY: the only precondition of `vnni::int8_scores` is that the CPU has the
         // features it is compiled for, checked just above.
         #[allow(unsafe_code)]
@@ -268,14 +268,8 @@ mod vnni {
         _mm512_reduce_add_epi32, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_xor_si512,
     };
 
-    /// Whether this CPU runs [`int8_scores`].
-    pub(super) fn available() -> bool {
-        std::arch::is_x86_feature_detected!("avx512vnni")
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-    }
-
-    /// `unsafe` to call: the CPU must have the features [`available`] checks.
+    /// `unsafe` to call: the CPU must have the features [`crate::cpu::avx512_vnni`]
+    /// checks.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
     pub(super) unsafe fn int8_scores(q: &[i8], quant: &[i8], qscale: &[f32], out: &mut Vec<f32>) {
         let dim = q.len().max(1);
@@ -850,7 +844,7 @@ mod tests {
                 assert_eq!(avx, plain, "dim {dim} (AVX2)");
             }
             #[cfg(target_arch = "x86_64")]
-            if vnni::available() {
+            if crate::cpu::avx512_vnni() {
                 let mut v = Vec::new();
                 // SAFETY: the CPU has the features (checked above).
                 #[allow(unsafe_code)]

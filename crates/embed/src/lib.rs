@@ -22,8 +22,8 @@
 //! fusion, thresholds or abstention (the engine; cut-offs are per model id, in config),
 //! downloading anything at build or run time (no model hub is ever contacted).
 // `unsafe` is denied everywhere but `mapped.rs`, which maps read-only files (model
-// weights, arena files), the call of the arena scan's AVX2 kernel after the CPU
-// check (`arena.rs`), the call of gemm's kernel over bounds-checked views
+// weights, arena files), the calls of the arena scan's AVX2 and AVX-512 VNNI kernels
+// after the CPU check and the latter's unaligned loads (`arena.rs`), the call of gemm's kernel over bounds-checked views
 // (`bert/ops.rs`) and the int8 linear layer's AVX-512 VNNI kernel after the CPU check
 // (`bert/quant.rs`); each says why it is sound; nothing else may opt out.
 #![deny(unsafe_code)]
@@ -33,6 +33,7 @@ mod arena_file;
 mod bert;
 mod cache;
 mod chunk;
+mod cpu;
 mod embedder;
 mod error;
 mod install;

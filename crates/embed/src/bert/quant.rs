@@ -297,9 +297,7 @@ mod vnni {
 
     /// Whether this CPU runs [`forward`].
     pub(super) fn available() -> bool {
-        std::arch::is_x86_feature_detected!("avx512vnni")
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
+        crate::cpu::avx512_vnni()
     }
 
     /// [`QLinear::forward`]'s stages compiled for AVX-512: the same element-wise
