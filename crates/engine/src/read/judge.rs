@@ -79,10 +79,13 @@ pub(crate) fn judge<'a>(
     let mut details = index.lexical_details(&q.query, &keys, gitloom_index::Decor::Terms)?;
     let cfg = floor_config(cfg, body_cutoff);
 
-    // The first evidence a gate refused, in fused order: what an abstention names.
+    // The first evidence a gate refused, in fused order: what an abstention names
+    // (a refused candidate that was no evidence names nothing).
     let mut refused_evidence: Option<(String, Refusal)> = None;
-    let mut note_refusal = |path: &str, reason: &Refusal| {
-        refused_evidence.get_or_insert_with(|| (path.to_owned(), reason.clone()));
+    let mut note_refusal = |evidence: &Evidence, path: &str, reason: &Refusal| {
+        if evidence.is_evidence() {
+            refused_evidence.get_or_insert_with(|| (path.to_owned(), reason.clone()));
+        }
     };
     // The floor, in fused order (a graph hit counts when its source is evidence).
     let mut passed: Vec<Judged<'a>> = Vec::new();
@@ -114,9 +117,7 @@ pub(crate) fn judge<'a>(
             && !f.arms.contains_key(&Arm::Entities)
             && coverage < cfg.evidence.weak.lexical
         {
-            if why.is_evidence() {
-                note_refusal(&f.key, &Refusal::NotNamed);
-            }
+            note_refusal(&why, &f.key, &Refusal::NotNamed);
             refuse(f, coverage, matched, Refusal::NotNamed);
             continue;
         }
@@ -167,9 +168,7 @@ pub(crate) fn judge<'a>(
                     .push("partly anchored".to_owned());
             }
             Anchoring::Unanchored => {
-                if j.evidence.is_evidence() {
-                    note_refusal(&j.fused.key, &Refusal::Unanchored);
-                }
+                note_refusal(&j.evidence, &j.fused.key, &Refusal::Unanchored);
                 refuse(j.fused, coverage, matched, Refusal::Unanchored);
                 continue;
             }
@@ -179,14 +178,10 @@ pub(crate) fn judge<'a>(
             if unmet.is_value() && lacked_value.as_ref().is_none_or(|(s, _, _)| j.score > *s) {
                 lacked_value = Some((j.score, j.fused.key.clone(), label.clone()));
             }
-            if j.evidence.is_evidence() {
-                note_refusal(
-                    &j.fused.key,
-                    &Refusal::Lacks {
-                        lacks: label.clone(),
-                    },
-                );
-            }
+            let reason = Refusal::Lacks {
+                lacks: label.clone(),
+            };
+            note_refusal(&j.evidence, &j.fused.key, &reason);
             notes
                 .entry(j.fused.key.clone())
                 .or_default()
