@@ -354,13 +354,18 @@ fn quantise(v: &[f32], out: &mut Vec<i8>) -> f32 {
 /// `f32::total_cmp` order above the row's complement (the earlier row is greater).
 /// (Rows are below 2³²: an arena's keys are `u32`, and 2³² rows would be terabytes.)
 pub(crate) fn rank_key(score: f32, row: usize) -> u64 {
+    (u64::from(score_half(score)) << 32) | u64::from(!(row as u32))
+}
+
+/// The upper half of a [`rank_key`]: the score's bits in `f32::total_cmp` order.
+#[inline]
+pub(crate) fn score_half(score: f32) -> u32 {
     let bits = score.to_bits();
-    let ordered = if bits >> 31 == 1 {
+    if bits >> 31 == 1 {
         !bits
     } else {
         bits | (1 << 31)
-    };
-    (u64::from(ordered) << 32) | u64::from(!(row as u32))
+    }
 }
 
 /// The rows of the `cap` greatest keys, in row order (neighbouring rows are then read

@@ -77,8 +77,32 @@ impl Labels {
     /// The (owner, label) of `key`; `None` past the end (or for bytes that are not
     /// UTF-8, which a file this crate wrote never holds).
     pub fn get(&self, key: usize) -> Option<(&str, &str)> {
+        Some((self.owner(key)?, self.label(key)?))
+    }
+
+    /// The owner of `key` (see [`Labels::get`]).
+    pub fn owner(&self, key: usize) -> Option<&str> {
+        std::str::from_utf8(self.owner_bytes(key)?).ok()
+    }
+
+    /// The label of `key` (see [`Labels::get`]).
+    pub fn label(&self, key: usize) -> Option<&str> {
+        std::str::from_utf8(self.text(key.checked_mul(2)?.checked_add(1)?)?).ok()
+    }
+
+    /// The owner of `key` as bytes, not checked for UTF-8: for comparing owners (byte
+    /// order is `str` order), which a search does many times over, for one answer.
+    pub fn owner_bytes(&self, key: usize) -> Option<&[u8]> {
+        self.text(key.checked_mul(2)?)
+    }
+
+    /// The `i`-th string's bytes: key `k`'s owner is string `2k`, its label `2k + 1`.
+    fn text(&self, i: usize) -> Option<&[u8]> {
         match &self.inner {
-            LabelsInner::Owned(v) => v.get(key).map(|(a, b)| (a.as_str(), b.as_str())),
+            LabelsInner::Owned(v) => {
+                let (owner, label) = v.get(i / 2)?;
+                Some(if i.is_multiple_of(2) { owner } else { label }.as_bytes())
+            }
             LabelsInner::Mapped {
                 file,
                 offsets,
@@ -86,15 +110,14 @@ impl Labels {
             } => {
                 let b = file.bytes();
                 let off = |i: usize| -> Option<usize> {
-                    let at = offsets.start + i * 4;
-                    let raw = b.get(at..at + 4)?;
+                    let at = offsets.start + i.checked_mul(4)?;
+                    let raw = b.get(at..at.checked_add(4)?)?;
                     Some(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize)
                 };
-                let text = &b[bytes.clone()];
-                let s = |i: usize| -> Option<&str> {
-                    std::str::from_utf8(text.get(off(i)?..off(i + 1)?)?).ok()
-                };
-                Some((s(2 * key)?, s(2 * key + 1)?))
+                if i.checked_add(1)? >= offsets.len() / 4 {
+                    return None;
+                }
+                b.get(bytes.clone())?.get(off(i)?..off(i + 1)?)
             }
         }
     }

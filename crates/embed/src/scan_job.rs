@@ -36,6 +36,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 use crate::arena::{
     Arena, OVERSAMPLE, Prepared, ScanHit, best_hits, best_keys, best_rows, int8_scores, rank_key,
+    score_half,
 };
 
 /// Int8 bytes read by one piece of the pass at most (512 KiB: 1,365 rows of MiniLM's
@@ -269,9 +270,16 @@ impl ScanJob {
                 .iter()
                 .map(|b| b.load(Ordering::Relaxed))
                 .collect();
+            // A key's upper half is its score's: a row whose score half is under the
+            // bound's is under the bound whatever its row (most rows, once the kind's
+            // best is full), so only the others get a whole key.
+            let floors: Vec<u32> = bounds.iter().map(|&b| (b >> 32) as u32).collect();
             for ((row, &score), &kind) in rows.zip(scores).zip(kinds) {
                 let k = usize::from(kind);
                 present[k] = true;
+                if score_half(score) < floors[k] {
+                    continue;
+                }
                 let key = rank_key(score, row);
                 if key >= bounds[k] {
                     keys[k].push(key);

@@ -197,6 +197,23 @@ fn a_stored_arena_reads_back_in_place_and_scans_the_same() {
     );
     assert_eq!(s.labels.get(500), Some(("facts/x/500.md", "cue «500»")));
     assert_eq!(s.labels.get(501), None);
+    // The parts one at a time, mapped and held in memory alike.
+    let held = gitloom_embed::Labels::new(labels.clone());
+    for l in [&s.labels, &held] {
+        assert_eq!(l.owner_bytes(7), Some("facts/x/7.md".as_bytes()));
+        assert_eq!(
+            (l.owner(7), l.label(7)),
+            (Some("facts/x/7.md"), Some("cue «7»"))
+        );
+        assert_eq!(
+            (l.owner_bytes(501), l.owner(501), l.label(501)),
+            (None, None, None)
+        );
+        assert_eq!(
+            (l.owner_bytes(usize::MAX), l.label(usize::MAX)),
+            (None, None)
+        );
+    }
     let mut rng = fastrand::Rng::with_seed(9);
     for _ in 0..20 {
         let q = random_unit(&mut rng, 48);

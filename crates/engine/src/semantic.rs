@@ -109,7 +109,9 @@ impl Built {
     /// A path's keys and rows are few (a cue or two, a few body chunks), so their ends
     /// are found by galloping from their starts rather than by a search of the rest.
     fn rows_of(&self, path: &str) -> std::ops::Range<usize> {
-        let path_of = |k: usize| self.labels.get(k).map_or("", |(p, _)| p);
+        // Compared as bytes (their order is the strings'): no probe checks UTF-8.
+        let path_of = |k: usize| self.labels.owner_bytes(k).unwrap_or_default();
+        let path = path.as_bytes();
         let first = lower_bound(self.labels.len(), |k| path_of(k) < path);
         let end =
             first + lower_bound_near(self.labels.len() - first, |i| path_of(first + i) == path);
@@ -630,25 +632,32 @@ fn best_per_path<'a>(
     hits: &[ScanHit],
     keep: &dyn Fn(&str) -> bool,
 ) -> Vec<(&'a str, f32, &'a str)> {
-    // Path → its place in `best`, or `None` for a path `keep` refused.
-    let mut at: HashMap<&str, Option<usize>> = HashMap::with_capacity(hits.len());
+    // Path (as bytes: a path's strings are checked for UTF-8 once, when it is first
+    // met, not at every hit) → its place in `best`, or `None` for a path `keep`
+    // refused or one that is not UTF-8.
+    let mut at: HashMap<&[u8], Option<usize>> = HashMap::with_capacity(hits.len());
     let mut best: Vec<(&str, f32, &str)> = Vec::with_capacity(hits.len());
     for h in hits {
-        let Some((path, label)) = labels.get(h.key as usize) else {
+        let key = h.key as usize;
+        let Some(owner) = labels.owner_bytes(key) else {
             continue;
         };
-        let slot = *at.entry(path).or_insert_with(|| {
-            keep(path).then(|| {
-                best.push((path, f32::MIN, label));
-                best.len() - 1
-            })
+        let slot = *at.entry(owner).or_insert_with(|| {
+            let path = std::str::from_utf8(owner).ok().filter(|p| keep(p))?;
+            best.push((path, f32::MIN, ""));
+            Some(best.len() - 1)
         });
+        // The label is read only when it is kept: a path's first hit, as hits come
+        // best first.
         if let Some(b) = slot.and_then(|i| best.get_mut(i))
             && h.cosine > b.1
+            && let Some(label) = labels.label(key)
         {
             (b.1, b.2) = (h.cosine, label);
         }
     }
+    // A path none of whose labels could be read (never in a file this build wrote).
+    best.retain(|b| b.1 > f32::MIN);
     best
 }
 

@@ -12,7 +12,7 @@ use super::analysis::Analysis;
 use super::arm::Arm;
 use super::config::RetrieveConfig;
 use super::fusion::{ArmList, Fusion};
-use super::request::{RetrieveRequest, in_scope};
+use super::request::{RetrieveRequest, indexed_in_scope};
 use super::timings::{Timings, ms};
 use super::worker::Worker;
 use crate::error::Result;
@@ -100,7 +100,7 @@ pub(crate) fn run(
                     // left (all of them if the worker has not begun), waits for those
                     // the worker is doing, and builds the lists.
                     let share = Instant::now();
-                    let hits = s.search_job(&scan, depth, cut, &|p| in_scope(req, p));
+                    let hits = s.search_job(&scan, depth, cut, &|p| indexed_in_scope(req, p));
                     timings.add("semantic_share", ms(share));
                     let scan_ms = found_ms + ms(t);
                     // Joined before the lexical arm's error is returned: the job
@@ -118,7 +118,7 @@ pub(crate) fn run(
                 Ok(s) => {
                     let lexical = lexical_arm()?;
                     let t = Instant::now();
-                    let hits = s.search(qv, depth, cut, &|p| in_scope(req, p));
+                    let hits = s.search(qv, depth, cut, &|p| indexed_in_scope(req, p));
                     (lexical, Some(Ok((hits, found_ms + ms(t)))))
                 }
                 Err(e) => (lexical_arm()?, Some(Err((e, found_ms)))),
@@ -197,7 +197,7 @@ pub(crate) fn run(
     for h in index
         .entity_hits(&q.entities)?
         .into_iter()
-        .filter(|h| in_scope(req, &h.path))
+        .filter(|h| indexed_in_scope(req, &h.path))
         .take(depth)
     {
         items.push((h.path.clone(), h.score));

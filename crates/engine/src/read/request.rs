@@ -43,6 +43,13 @@ impl RetrieveRequest {
     }
 }
 
+/// [`in_scope`] for a path the index holds, which sync indexed only because it
+/// parsed as a store path: without a tier or topic filter every such path is in scope,
+/// and the parse (once per candidate of every arm) is skipped.
+pub(crate) fn indexed_in_scope(req: &RetrieveRequest, path: &str) -> bool {
+    (req.tier.is_none() && req.topic.is_none()) || in_scope(req, path)
+}
+
 /// Does a path pass the request's tier and topic filters?
 pub(crate) fn in_scope(req: &RetrieveRequest, path: &str) -> bool {
     let Ok(p) = StorePath::parse(path) else {
