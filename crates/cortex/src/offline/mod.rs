@@ -421,11 +421,37 @@ fn has_word(text: &str, list: &[&str]) -> bool {
         .any(|w| list.contains(&w.norm.as_str()))
 }
 
-/// The last question a message asks, if it ends by asking one.
+/// The last question a message asks, if it ends by asking one. A parenthetical the
+/// message ends on is an aside, not its last words: "How often do you work out
+/// together? (image: three people at a gym)" still ends by asking.
 fn last_question(text: &str) -> Option<String> {
-    let last = text::sentences(text).pop()?;
+    let last = text::sentences(without_closing_aside(text)).pop()?;
     let q = last.trim();
     (q.ends_with('?') && gitloom_model::text::words(q).len() >= 2).then(|| q.to_owned())
+}
+
+/// `text` without the bracketed aside it ends on, if it ends on one that is not the
+/// whole of it (an unbalanced or lone bracket leaves it as it is).
+fn without_closing_aside(text: &str) -> &str {
+    let t = text.trim_end();
+    if !t.ends_with(')') {
+        return text;
+    }
+    let mut depth = 0usize;
+    for (i, c) in t.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    let before = t[..i].trim_end();
+                    return if before.is_empty() { text } else { before };
+                }
+            }
+            _ => {}
+        }
+    }
+    text
 }
 
 /// True for a clause that points back to something it does not say: an "it" or
@@ -974,5 +1000,37 @@ mod tests {
         assert!(buses.title.starts_with("Buses"), "{facts:#?}");
         // Said alone, or with only chatter, a remark is not kept by itself.
         assert!(extract("very dry. thanks!").is_empty());
+    }
+
+    #[test]
+    fn a_reply_quotes_the_question_before_an_aside_the_message_ends_on() {
+        let named = |name: &str, content: &str| Message {
+            role: "user".into(),
+            name: Some(name.into()),
+            content: content.into(),
+        };
+        for asked in [
+            "How often do you all work out together?",
+            "How often do you all work out together? (image: three people at a gym)",
+        ] {
+            let facts = extract_messages(
+                [
+                    named("Alice", asked),
+                    named("Bob", "Three times a week, usually at the climbing wall."),
+                ]
+                .into_iter(),
+            );
+            assert!(
+                facts.iter().any(|f| f
+                    .body
+                    .starts_with("In answer to \"How often do you all work out together?\"")),
+                "{asked}: {facts:#?}"
+            );
+        }
+        assert_eq!(without_closing_aside("Coming? (no pressure)"), "Coming?");
+        assert_eq!(without_closing_aside("(a picture)"), "(a picture)");
+        assert_eq!(without_closing_aside("odd) end)"), "odd) end)");
+        assert_eq!(without_closing_aside("f(x (y))"), "f");
+        assert_eq!(without_closing_aside("no aside here"), "no aside here");
     }
 }
