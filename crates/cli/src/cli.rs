@@ -176,6 +176,11 @@ pub struct QueryArgs {
     /// Answer from the store as it was at a revision (sha, HEAD~3) or date (2026-08-01).
     #[arg(long)]
     pub at: Option<String>,
+    /// Ask as of this moment (default: the current time): what "now", "next" and
+    /// relative dates in the question ("last Friday") count from. A date (2026-08-01,
+    /// from its UTC midnight) or an RFC 3339 time.
+    #[arg(long)]
+    pub now: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -250,7 +250,13 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Search(q) => {
-            let hits = open_storage(&cli)?.read(|e| e.search(&q.request(false)))?;
+            if q.at.is_some() || q.now.is_some() {
+                anyhow::bail!(
+                    "search reads the store as it is now: --at and --now are `gitloom retrieve`'s"
+                );
+            }
+            let req = q.request(false)?;
+            let hits = open_storage(&cli)?.read(|e| e.search(&req))?;
             if json {
                 print_json(
                     &serde_json::json!({"query": q.query, "hits": hits, "build": gitloom_engine::BUILD}),
@@ -260,8 +266,8 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Retrieve(q) => {
-            let r = open_storage(&cli)?
-                .read(|e| e.retrieve_at(&q.request(q.explain), q.at.as_deref()))?;
+            let req = q.request(q.explain)?;
+            let r = open_storage(&cli)?.read(|e| e.retrieve_at(&req, q.at.as_deref()))?;
             for w in &r.warnings {
                 eprintln!("warning: {w}");
             }
@@ -357,14 +363,22 @@ fn read_body(path: &Path) -> Result<String> {
 }
 
 impl cli::QueryArgs {
-    fn request(&self, explain: bool) -> RetrieveRequest {
-        RetrieveRequest {
+    fn request(&self, explain: bool) -> Result<RetrieveRequest> {
+        let now = match &self.now {
+            Some(s) => Some(
+                gitloom_model::When::parse(s)
+                    .map_err(|e| anyhow::anyhow!("--now: {e}"))?
+                    .unix_seconds(),
+            ),
+            None => None,
+        };
+        Ok(RetrieveRequest {
             query: self.query.clone(),
             limit: self.limit,
             tier: self.tier,
             topic: self.topic.clone(),
             explain,
-            now: None,
-        }
+            now,
+        })
     }
 }

@@ -20,8 +20,9 @@ mod tests {
         ("forget", "forget", &[], &[]),
         ("get", "get", &[], &[]),
         ("retrieve", "retrieve", &[], &[]),
-        // The command shares QueryArgs with retrieve; search has no explain or time travel.
-        ("search", "search", &["explain", "at"], &[]),
+        // The command shares QueryArgs with retrieve; search has no explain or time
+        // travel (it refuses --at and --now).
+        ("search", "search", &["explain", "at", "now"], &[]),
         ("entity", "entity", &[], &[]),
         ("tree", "tree", &[], &[]),
         ("topics", "topics", &[], &[]),

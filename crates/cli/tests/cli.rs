@@ -286,3 +286,72 @@ fn sync_reports_a_commit_made_with_git_itself() {
     let r = json(&repo, &["--embedder", "none", "retrieve", "zeppelins"]);
     assert_eq!(r["hits"][0]["path"], "facts/a/one.md");
 }
+
+/// `retrieve --now` asks as of another moment: a relative date in the question
+/// ("last friday") counts back from it, so the memory of that Friday is the one the
+/// date prior lifts. A bad moment is refused by name, and search, which has no time,
+/// refuses it rather than ignore it.
+#[test]
+fn retrieve_asks_as_of_the_moment_given() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("mem");
+    ok(&repo, &["init"], None);
+    for (path, title, day) in [
+        (
+            "incidents/hardware/pc-shutdown.md",
+            "The PC switched off mid-run",
+            "2026-08-14",
+        ),
+        (
+            "incidents/hardware/pc-blue-screen.md",
+            "The PC crashed to a blue screen",
+            "2026-07-03",
+        ),
+    ] {
+        let file = format!(
+            "---\ntitle: {title}\ncreated: {day}T20:00:00Z\n---\nOn {day}, a Friday, something went wrong with my PC.\n"
+        );
+        ok(&repo, &["write", path], Some(file.as_bytes()));
+    }
+    let lifted = |now: &str| -> Vec<String> {
+        let r = json(
+            &repo,
+            &[
+                "retrieve",
+                "what went wrong with my pc last friday",
+                "--now",
+                now,
+            ],
+        );
+        r["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .filter(|h| {
+                h["priors"]
+                    .as_array()
+                    .is_some_and(|p| p.iter().any(|x| x == "when"))
+            })
+            .map(|h| h["path"].as_str().expect("path").to_owned())
+            .collect()
+    };
+    assert_eq!(
+        lifted("2026-08-20T12:00:00Z"),
+        ["incidents/hardware/pc-shutdown.md"]
+    );
+    assert_eq!(
+        lifted("2026-07-08"),
+        ["incidents/hardware/pc-blue-screen.md"]
+    );
+
+    let bad = gitloom(
+        &repo,
+        &["retrieve", "anything", "--now", "next tuesday"],
+        None,
+    );
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && err.contains("--now"), "{err}");
+    let search = gitloom(&repo, &["search", "pc", "--now", "2026-07-08"], None);
+    let err = String::from_utf8_lossy(&search.stderr);
+    assert!(!search.status.success() && err.contains("--now"), "{err}");
+}

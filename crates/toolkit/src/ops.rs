@@ -79,7 +79,16 @@ fn request(
 }
 
 pub(crate) fn retrieve(e: &Engine, p: RetrieveParams) -> R<Retrieval> {
-    let req = request(p.query, p.limit, p.tier, p.topic, p.explain);
+    let now = p
+        .now
+        .as_deref()
+        .map(|s| gitloom_model::When::parse(s).map(|w| w.unix_seconds()))
+        .transpose()
+        .map_err(|e| gitloom_engine::EngineError::Usage(format!("now: {e}")))?;
+    let req = RetrieveRequest {
+        now,
+        ..request(p.query, p.limit, p.tier, p.topic, p.explain)
+    };
     Ok(e.retrieve_at(&req, p.at.as_deref())?)
 }
 

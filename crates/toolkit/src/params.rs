@@ -120,6 +120,11 @@ pub struct RetrieveParams {
     /// Answer from the store as it was at a revision (sha, HEAD~3) or date (2026-08-01).
     #[serde(default)]
     pub at: Option<String>,
+    /// Ask as of this moment (default: the current time): what "now", "next" and
+    /// relative dates in the question ("last Friday", "three weeks ago") count from.
+    /// A date (2026-08-01, from its UTC midnight) or an RFC 3339 time.
+    #[serde(default)]
+    pub now: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

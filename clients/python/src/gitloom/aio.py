@@ -236,10 +236,13 @@ class AsyncNamespace:
         topic: Optional[str] = None,
         explain: Optional[bool] = None,
         at: Optional[str] = None,
+        now: Optional[str] = None,
     ) -> Retrieval:
         """The memories that are evidence for ``query``, best first; none (and
-        ``abstained``) when nothing clears the evidence floor."""
-        return await self._op("retrieve", Retrieval, query=query, limit=limit, tier=tier, topic=topic, explain=explain, at=at)
+        ``abstained``) when nothing clears the evidence floor. ``now`` (a date or
+        an RFC 3339 time) is the moment the question is asked as of: what
+        relative dates in it count from (default: the current time)."""
+        return await self._op("retrieve", Retrieval, query=query, limit=limit, tier=tier, topic=topic, explain=explain, at=at, now=now)
 
     async def search(
         self, query: str, *, limit: Optional[int] = None, tier: Optional[str] = None, topic: Optional[str] = None
