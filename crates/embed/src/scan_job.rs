@@ -270,14 +270,13 @@ impl ScanJob {
                 .iter()
                 .map(|b| b.load(Ordering::Relaxed))
                 .collect();
-            // A key's upper half is its score's: a row whose score half is under the
-            // bound's is under the bound whatever its row (most rows, once the kind's
-            // best is full), so only the others get a whole key.
-            let floors: Vec<u32> = bounds.iter().map(|&b| (b >> 32) as u32).collect();
             for ((row, &score), &kind) in rows.zip(scores).zip(kinds) {
                 let k = usize::from(kind);
                 present[k] = true;
-                if score_half(score) < floors[k] {
+                // A key's upper half is its score's: a row whose score half is under
+                // the bound's is under the bound whatever its row (most rows, once the
+                // kind's best is full), so only the others get a whole key.
+                if score_half(score) < (bounds[k] >> 32) as u32 {
                     continue;
                 }
                 let key = rank_key(score, row);
