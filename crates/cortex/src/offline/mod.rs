@@ -18,6 +18,9 @@
 //! person said is dropped because it could not be placed. Nor left unreadable: a memory
 //! of one clause that points back ("never book anything near it") starts with the
 //! clause said before it in its message, as a reply starts with the question it answers.
+//! Between people (named speakers, no assistant), a reply starts with the whole turn it
+//! answers, attributed ("In reply to Ana (\"…\"): They were awestruck."): what one
+//! person says there is most often read against what the other just said.
 
 mod cues;
 mod gender;
@@ -136,6 +139,9 @@ struct Unit {
     lead: usize,
     /// The question this unit answers (the message before asked it).
     answers: Option<String>,
+    /// Between named people, the turn this unit's message replies to (another's,
+    /// just before it), with its speaker's name.
+    replying_to: Option<(String, String)>,
     /// The clause said just before its first one, in the same message, as the memory
     /// says it, when that first clause points back ([`points_back`]): what its "it" or
     /// "that" stands for. Used while the unit holds that clause alone.
@@ -430,6 +436,16 @@ fn last_question(text: &str) -> Option<String> {
     (q.ends_with('?') && gitloom_model::text::words(q).len() >= 2).then(|| q.to_owned())
 }
 
+/// A turn as a reply quotes it: without the aside it ends on (a shared image's
+/// caption), on one line; `None` when nothing is left.
+fn turn_said(text: &str) -> Option<String> {
+    let said = without_closing_aside(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!said.is_empty()).then_some(said)
+}
+
 /// `text` without the bracketed aside it ends on, if it ends on one that is not the
 /// whole of it (an unbalanced or lone bracket leaves it as it is).
 fn without_closing_aside(text: &str) -> &str {
@@ -471,7 +487,11 @@ fn points_back(clause: &str) -> bool {
 fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &Session) -> Fact {
     let raw = u.text();
     let mut body = u.sentences.join(" ");
-    if let Some(q) = &u.answers {
+    if let Some((who, said)) = &u.replying_to {
+        // The whole turn, its question included: between people, what a reply says
+        // is read against all of what it answers.
+        body = format!("In reply to {who} (\"{said}\"): {body}");
+    } else if let Some(q) = &u.answers {
         body = format!("In answer to \"{q}\": {body}");
     } else if let Some(before) = u.said_before.as_deref().filter(|_| u.raw.len() == 1) {
         // "the dentist is on Tuesday so never book anything near it": the rule alone
@@ -1004,26 +1024,29 @@ mod tests {
 
     #[test]
     fn a_reply_quotes_the_question_before_an_aside_the_message_ends_on() {
-        let named = |name: &str, content: &str| Message {
-            role: "user".into(),
-            name: Some(name.into()),
-            content: content.into(),
-        };
         for asked in [
             "How often do you all work out together?",
             "How often do you all work out together? (image: three people at a gym)",
         ] {
-            let facts = extract_messages(
-                [
-                    named("Alice", asked),
-                    named("Bob", "Three times a week, usually at the climbing wall."),
-                ]
-                .into_iter(),
-            );
+            let facts = extract_turns(&[
+                ("assistant", asked),
+                ("user", "three times a week, usually at the climbing wall"),
+            ]);
             assert!(
                 facts.iter().any(|f| f
                     .body
                     .starts_with("In answer to \"How often do you all work out together?\"")),
+                "{asked}: {facts:#?}"
+            );
+            // Between people the reply quotes the whole turn, its caption left out.
+            let facts = extract_named(&[
+                ("Alice", asked),
+                ("Bob", "Three times a week, usually at the climbing wall."),
+            ]);
+            assert!(
+                facts.iter().any(|f| f.body.starts_with(
+                    "In reply to Alice (\"How often do you all work out together?\"): "
+                )),
                 "{asked}: {facts:#?}"
             );
         }
@@ -1032,5 +1055,57 @@ mod tests {
         assert_eq!(without_closing_aside("odd) end)"), "odd) end)");
         assert_eq!(without_closing_aside("f(x (y))"), "f");
         assert_eq!(without_closing_aside("no aside here"), "no aside here");
+    }
+
+    #[test]
+    fn between_people_a_reply_keeps_the_turn_it_answers() {
+        // "They were awestruck." says nothing of what awed them: the turn before does.
+        let facts = extract_named(&[
+            (
+                "Ana",
+                "I took my kids to the military memorial last weekend. What did yours think of it?",
+            ),
+            ("Ben", "They were awestruck and humbled."),
+            ("Ana", "Mine too."),
+        ]);
+        let reply = about(&facts, "awestruck");
+        assert!(
+            reply.body.starts_with(
+                "In reply to Ana (\"I took my kids to the military memorial last weekend. \
+                 What did yours think of it?\"): "
+            ),
+            "{facts:#?}"
+        );
+        // Three people: the turn before is whoever spoke last, not one fixed other.
+        let facts = extract_named(&[
+            ("Ana", "The new bakery on Elm Street opened on Friday."),
+            ("Ben", "I had no idea!"),
+            ("Cleo", "I bought their sourdough there, it was excellent."),
+        ]);
+        let sourdough = about(&facts, "sourdough");
+        assert!(
+            sourdough
+                .body
+                .starts_with("In reply to Ben (\"I had no idea!\"): "),
+            "{facts:#?}"
+        );
+        // Nobody's reply to themselves, and no turn before the first.
+        let facts = extract_named(&[
+            ("Ana", "I adopted a greyhound called Pip."),
+            ("Ana", "He sleeps twenty hours a day."),
+        ]);
+        assert!(
+            facts.iter().all(|f| !f.body.contains("In reply to")),
+            "{facts:#?}"
+        );
+        // To an assistant, the turn before is the assistant's and is not quoted whole.
+        let facts = extract_turns(&[
+            ("assistant", "Great to hear about the memorial trip."),
+            ("user", "the kids were awestruck and humbled"),
+        ]);
+        assert!(
+            facts.iter().all(|f| !f.body.contains("In reply to")),
+            "{facts:#?}"
+        );
     }
 }

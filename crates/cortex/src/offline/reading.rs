@@ -18,7 +18,7 @@ use super::subject::{self, Link, Speaker, Subject};
 use super::{
     PERSON_PRONOUNS, PRONOUN_REACH, TOPIC_REACH, Unit, capitalise, dedup_spots, employer_named,
     employment, last_question, name_persons, named_in, place, points_back, says_start, topics,
-    without_names,
+    turn_said, without_names,
 };
 use crate::dates::{self, Found};
 use crate::extract::FactEntity;
@@ -59,6 +59,9 @@ struct Turn {
     first_unit: usize,
     /// What the message before asked, if this message answers it.
     asked: Option<String>,
+    /// Between named people, another's turn just before this one, as said, with
+    /// their name.
+    replying_to: Option<(String, String)>,
     clauses: Vec<String>,
     acts: Vec<Act>,
     /// A short lead-in ("Sad news from Kerry.", "Big news:") waiting for the statement
@@ -133,6 +136,17 @@ impl<'a> Reading<'a> {
             .and_then(|p| self.session.messages.get(p))
             .filter(|p| p.speaker() != m.speaker() || p.role != m.role)
             .and_then(|p| last_question(&p.content));
+        // Between people, a reply says little alone ("They were awestruck."): the
+        // turn it answers is its context. To an assistant, the turn before is the
+        // assistant's filler or recap, and its questions are quoted by `asked`.
+        let replying_to = match &speaker {
+            Speaker::Named(n) if !self.addressed => mi
+                .checked_sub(1)
+                .and_then(|p| self.session.messages.get(p))
+                .and_then(|p| Some((p.speaker().filter(|s| s != n)?, turn_said(&p.content)?)))
+                .map(|(who, said)| (who.to_owned(), said)),
+            _ => None,
+        };
         let clauses: Vec<String> = text::sentences(&m.content)
             .iter()
             .map(|s| match &other {
@@ -151,6 +165,7 @@ impl<'a> Reading<'a> {
             other,
             first_unit: self.units.len(),
             asked,
+            replying_to,
             clauses,
             acts,
             lead_in: None,
@@ -444,6 +459,7 @@ impl<'a> Reading<'a> {
             raw: Vec::new(),
             lead: 0,
             answers: None,
+            replying_to: t.replying_to.clone(),
             said_before,
             entities: Vec::new(),
             dates: Vec::new(),
