@@ -41,7 +41,6 @@ fn print(report: &Report, json: bool) -> Result<()> {
     if json {
         return crate::print_json(&value);
     }
-    let get = |k: &str| value.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
     outln!(
         "{} ({} queries: {} answerable, {} unanswerable)",
         report.dataset,
@@ -58,7 +57,10 @@ fn print(report: &Report, json: bool) -> Result<()> {
         "mrr",
         "corpus_return_ratio",
     ] {
-        outln!("  {k:<20} {:.3}", get(k))?;
+        match value.get(k).and_then(serde_json::Value::as_f64) {
+            Some(x) => outln!("  {k:<20} {x:.3}")?,
+            None => outln!("  {k:<20} -     (deeper than --limit)")?,
+        }
     }
     outln!(
         "  abstention f1        {:.3}",

@@ -119,6 +119,16 @@ fn print_ablation(knobs: &[AblationReport]) -> Result<()> {
     Ok(())
 }
 
+/// A figure to three places, or a dash where the run gives none (a cut-off deeper
+/// than its limit).
+fn cell(x: f64) -> String {
+    if x.is_nan() {
+        "-".to_owned()
+    } else {
+        format!("{x:.3}")
+    }
+}
+
 fn print_rows(rows: &[Row]) -> Result<()> {
     outln!(
         "| store | queries | P@1 | R@5 | R@10 | R_all@5 | nDCG@10 | MRR | abstention F1 | return | p50 ms |"
@@ -126,16 +136,16 @@ fn print_rows(rows: &[Row]) -> Result<()> {
     outln!("|---|---|---|---|---|---|---|---|---|---|---|")?;
     for r in rows {
         outln!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} % | {:.1} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} % | {:.1} |",
             r.store,
             r.queries,
-            r.p_at_1,
-            r.recall_at_5,
-            r.recall_at_10,
-            r.recall_all_at_5,
-            r.ndcg_at_10,
-            r.mrr,
-            r.abstention_f1,
+            cell(r.p_at_1),
+            cell(r.recall_at_5),
+            cell(r.recall_at_10),
+            cell(r.recall_all_at_5),
+            cell(r.ndcg_at_10),
+            cell(r.mrr),
+            cell(r.abstention_f1),
             r.corpus_return_ratio * 100.0,
             r.p50_ms
         )?;

@@ -10,8 +10,11 @@
 //! `queries` = answerable + unanswerable + skipped.
 //!
 //! Ranking metrics are averaged over the **answerable** queries only, on the hit list as the
-//! backend returned it (fetched with `max(limit, 20)` so that @20 exists), after dropping repeated
-//! paths (the first occurrence keeps its rank). Gold paths are a set (repeats are dropped).
+//! backend returned it for the user's `--limit` (what `gitloom retrieve --limit` shows: the
+//! engine's priors and gates look further down the list the more hits are asked for, so
+//! asking for more than the limit would measure another answer), after dropping repeated
+//! paths (the first occurrence keeps its rank). A metric at a cut-off beyond the limit
+//! (`recall_at_20` at `--limit 10`) is `null`: the user was never shown that far. Gold paths are a set (repeats are dropped).
 //! With no answerable query every ranking metric is 0.
 //!
 //! | key | per query, then the mean |
@@ -52,9 +55,6 @@ use crate::RankedHit;
 
 /// The arms reported in `arm_attribution`.
 pub const ARMS: [&str; 5] = ["lexical", "cues", "bodies", "entities", "graph"];
-
-/// How many hits the runner asks for at least, so that @20 metrics exist.
-pub const MIN_FETCH: usize = 20;
 
 /// What the right result for a query is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,9 +101,10 @@ impl Label {
 pub struct Outcome {
     pub shape: String,
     pub label: Label,
-    /// As returned, best first (fetched with `max(limit, 20)`).
+    /// As returned, best first (asked for with `limit`).
     pub hits: Vec<RankedHit>,
-    /// The user's `--limit`: used for corpus_return_ratio.
+    /// The user's `--limit`: the deepest cut-off a metric is given at, and the
+    /// bound of corpus_return_ratio.
     pub limit: usize,
     pub corpus_size: usize,
     pub latency_ms: f64,
@@ -150,7 +151,8 @@ pub struct Latency {
     pub p95: f64,
 }
 
-/// Every metric for a set of queries (a whole run or one shape).
+/// Every metric for a set of queries (a whole run or one shape). A metric at a cut-off
+/// beyond the queries' limit is `None`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Metrics {
     pub queries: usize,
@@ -158,21 +160,21 @@ pub struct Metrics {
     pub unanswerable: usize,
     pub skipped: usize,
     pub p_at_1: f64,
-    pub p_at_5: f64,
+    pub p_at_5: Option<f64>,
     pub recall_at_1: f64,
-    pub recall_at_3: f64,
-    pub recall_at_5: f64,
-    pub recall_at_10: f64,
-    pub recall_at_20: f64,
-    pub recall_all_at_5: f64,
-    pub recall_all_at_10: f64,
+    pub recall_at_3: Option<f64>,
+    pub recall_at_5: Option<f64>,
+    pub recall_at_10: Option<f64>,
+    pub recall_at_20: Option<f64>,
+    pub recall_all_at_5: Option<f64>,
+    pub recall_all_at_10: Option<f64>,
     pub recall_frac_at_1: f64,
-    pub recall_frac_at_3: f64,
-    pub recall_frac_at_5: f64,
-    pub recall_frac_at_10: f64,
-    pub recall_frac_at_20: f64,
-    pub ndcg_at_5: f64,
-    pub ndcg_at_10: f64,
+    pub recall_frac_at_3: Option<f64>,
+    pub recall_frac_at_5: Option<f64>,
+    pub recall_frac_at_10: Option<f64>,
+    pub recall_frac_at_20: Option<f64>,
+    pub ndcg_at_5: Option<f64>,
+    pub ndcg_at_10: Option<f64>,
     pub mrr: f64,
     pub abstention: Abstention,
     pub corpus_return_ratio: f64,
@@ -368,9 +370,11 @@ pub fn compute<'a>(outcomes: impl Iterator<Item = &'a Outcome>) -> Metrics {
     let mut latencies = Vec::new();
     let mut correct_top1 = 0usize;
     let mut arm_hits = [0usize; ARMS.len()];
+    let mut limit: Option<usize> = None;
 
     for o in outcomes {
         queries += 1;
+        limit = Some(limit.map_or(o.limit, |l| l.min(o.limit)));
         latencies.push(o.latency_ms);
         if o.corpus_size > 0 {
             ratio_sum += o.hits.len().min(o.limit) as f64 / o.corpus_size as f64;
@@ -412,27 +416,28 @@ pub fn compute<'a>(outcomes: impl Iterator<Item = &'a Outcome>) -> Metrics {
         }
     }
     let n = answerable;
+    let at = |k: usize, sum: f64| limit.is_none_or(|l| k <= l).then(|| mean(sum, n));
     Metrics {
         queries,
         answerable,
         unanswerable,
         skipped,
         p_at_1: mean(s.p1, n),
-        p_at_5: mean(s.p5, n),
+        p_at_5: at(5, s.p5),
         recall_at_1: mean(s.any[0], n),
-        recall_at_3: mean(s.any[1], n),
-        recall_at_5: mean(s.any[2], n),
-        recall_at_10: mean(s.any[3], n),
-        recall_at_20: mean(s.any[4], n),
-        recall_all_at_5: mean(s.all5, n),
-        recall_all_at_10: mean(s.all10, n),
+        recall_at_3: at(3, s.any[1]),
+        recall_at_5: at(5, s.any[2]),
+        recall_at_10: at(10, s.any[3]),
+        recall_at_20: at(20, s.any[4]),
+        recall_all_at_5: at(5, s.all5),
+        recall_all_at_10: at(10, s.all10),
         recall_frac_at_1: mean(s.frac[0], n),
-        recall_frac_at_3: mean(s.frac[1], n),
-        recall_frac_at_5: mean(s.frac[2], n),
-        recall_frac_at_10: mean(s.frac[3], n),
-        recall_frac_at_20: mean(s.frac[4], n),
-        ndcg_at_5: mean(s.ndcg5, n),
-        ndcg_at_10: mean(s.ndcg10, n),
+        recall_frac_at_3: at(3, s.frac[1]),
+        recall_frac_at_5: at(5, s.frac[2]),
+        recall_frac_at_10: at(10, s.frac[3]),
+        recall_frac_at_20: at(20, s.frac[4]),
+        ndcg_at_5: at(5, s.ndcg5),
+        ndcg_at_10: at(10, s.ndcg10),
         mrr: mean(s.mrr, n),
         abstention: abstention(tp, fp, fn_, tn),
         corpus_return_ratio: mean(ratio_sum, queries),
@@ -494,7 +499,9 @@ mod tests {
         Label::answerable(gold.iter().map(|s| (*s).to_owned()).collect())
     }
 
-    fn close(a: f64, b: f64) {
+    /// `a` is given (within the limit) and equals `b`.
+    fn close(a: impl Into<Option<f64>>, b: f64) {
+        let a = a.into().expect("a metric within the limit");
         assert!((a - b).abs() < 1e-6, "{a} != {b}");
     }
 
@@ -510,7 +517,8 @@ mod tests {
         close(m.p_at_5, 0.0);
         close(m.recall_at_5, 0.0);
         close(m.recall_at_10, 1.0);
-        close(m.recall_at_20, 1.0);
+        // Limit 10: nothing is said at 20, the user never saw that far.
+        assert_eq!((m.recall_at_20, m.recall_frac_at_20), (None, None));
         close(m.recall_all_at_5, 0.0);
         close(m.recall_all_at_10, 1.0);
         close(m.mrr, 1.0 / 6.0);
@@ -539,6 +547,32 @@ mod tests {
         let ideal = 1.0 + 1.0 / 3f64.log2();
         close(m.ndcg_at_10, dcg / ideal);
         close(m.ndcg_at_5, (1.0 / 3f64.log2()) / ideal);
+    }
+
+    #[test]
+    fn a_cut_off_beyond_the_limit_is_not_given() {
+        let hits: Vec<RankedHit> = (0..20).map(|i| hit(&format!("p{i}"))).collect();
+        let at = |limit: usize| {
+            let mut o = outcome(ans(&["p14"]), hits[..limit].to_vec());
+            o.limit = limit;
+            compute([o].iter())
+        };
+        let m = at(20);
+        close(m.recall_at_10, 0.0);
+        close(m.recall_at_20, 1.0);
+        close(m.recall_frac_at_20, 1.0);
+        let m = at(3);
+        close(m.recall_at_3, 0.0);
+        assert_eq!(
+            (m.p_at_5, m.recall_at_5, m.recall_all_at_10, m.ndcg_at_5),
+            (None, None, None, None)
+        );
+        // The smallest limit of the set decides.
+        let mut deep = outcome(ans(&["p14"]), hits.clone());
+        deep.limit = 20;
+        let m = compute([deep, outcome(ans(&["p1"]), hits[..10].to_vec())].iter());
+        assert_eq!(m.recall_at_20, None);
+        close(m.recall_at_10, 0.5);
     }
 
     #[test]
@@ -624,7 +658,7 @@ mod tests {
         close(m.latency_ms.p95, 0.0);
         // An answerable label with empty gold scores 0 everywhere and never panics.
         let m = compute([outcome(ans(&[]), vec![hit("a")])].iter());
-        close(m.recall_at_20, 0.0);
+        close(m.recall_at_10, 0.0);
         close(m.recall_all_at_5, 0.0);
         close(m.ndcg_at_5, 0.0);
         close(m.recall_frac_at_5, 0.0);

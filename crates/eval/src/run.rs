@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::metrics::{self, Label, MIN_FETCH, Outcome, Report};
+use crate::metrics::{self, Label, Outcome, Report};
 use crate::{Backend, Doc, EvalError, RankedHit};
 
 /// What one memory is made of, for the conversation datasets.
@@ -222,7 +222,6 @@ pub fn run_dataset(
             ds.name
         )));
     }
-    let fetch = opts.limit.max(MIN_FETCH);
     let mut log = match &opts.per_query {
         Some(p) => Some((
             p.as_path(),
@@ -252,7 +251,7 @@ pub fn run_dataset(
         let corpus_size = backend.corpus_size();
         for q in &group.queries {
             let r = backend
-                .query(&q.query, fetch, q.asked_at)
+                .query(&q.query, opts.limit, q.asked_at)
                 .map_err(|e| EvalError::Backend(format!("query {} ({:?}): {e}", q.id, q.query)))?;
             if let Some((path, w)) = log.as_mut() {
                 let line = LogLine {

@@ -468,6 +468,7 @@ mod tests {
             ..Report::default()
         };
         r.metrics.p_at_1 = p_at_1;
+        r.metrics.recall_at_5 = Some(0.0);
         r
     }
 
