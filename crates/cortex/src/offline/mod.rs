@@ -436,14 +436,40 @@ fn last_question(text: &str) -> Option<String> {
     (q.ends_with('?') && gitloom_model::text::words(q).len() >= 2).then(|| q.to_owned())
 }
 
+/// At most this many words of the turn a reply quotes: a chat turn fits whole
+/// (LoCoMo's longest of 3,435 is 81 words, 99 % are under 62), while a pasted page
+/// would be copied into every memory of the reply.
+const QUOTED_WORDS: usize = 80;
+
 /// A turn as a reply quotes it: without the aside it ends on (a shared image's
-/// caption), on one line; `None` when nothing is left.
-fn turn_said(text: &str) -> Option<String> {
-    let said = without_closing_aside(text)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    (!said.is_empty()).then_some(said)
+/// caption), on one line; `None` when nothing is left. A long turn is quoted by its
+/// end, what the reply answers: its last sentences within [`QUOTED_WORDS`], or the
+/// last words of a sentence longer than that, after an ellipsis.
+fn turn_said(turn: &str) -> Option<String> {
+    let words: Vec<&str> = without_closing_aside(turn).split_whitespace().collect();
+    if words.is_empty() {
+        return None;
+    }
+    if words.len() <= QUOTED_WORDS {
+        return Some(words.join(" "));
+    }
+    let mut kept: Vec<String> = Vec::new();
+    let mut n = 0;
+    for sentence in text::sentences(&words.join(" ")).into_iter().rev() {
+        let len = sentence.split_whitespace().count();
+        if n + len > QUOTED_WORDS {
+            break;
+        }
+        n += len;
+        kept.push(sentence);
+    }
+    let end = if kept.is_empty() {
+        words[words.len() - QUOTED_WORDS..].join(" ")
+    } else {
+        kept.reverse();
+        kept.join(" ")
+    };
+    Some(format!("… {end}"))
 }
 
 /// `text` without the bracketed aside it ends on, if it ends on one that is not the
@@ -1106,6 +1132,35 @@ mod tests {
         assert!(
             facts.iter().all(|f| !f.body.contains("In reply to")),
             "{facts:#?}"
+        );
+    }
+
+    #[test]
+    fn a_long_turn_is_quoted_by_its_end() {
+        assert_eq!(
+            turn_said("  Coming   to the\nparty? (image: a cake) "),
+            Some("Coming to the party?".into())
+        );
+        assert_eq!(turn_said("(image: a cake)"), Some("(image: a cake)".into()));
+        assert_eq!(turn_said("   "), None);
+        // Sentences: the last ones that fit, whole.
+        let filler = "This is one more sentence of ten words to pad it. ".repeat(9);
+        let quoted = turn_said(&format!("{filler}So what did you think of it?")).expect("quoted");
+        assert!(
+            quoted.starts_with("… This is") && quoted.ends_with("think of it?"),
+            "{quoted}"
+        );
+        assert!(
+            quoted.split_whitespace().count() <= QUOTED_WORDS + 1,
+            "{quoted}"
+        );
+        // One sentence longer than the bound: its last words.
+        let long = format!("{} end", "word ".repeat(500));
+        let quoted = turn_said(&long).expect("quoted");
+        assert_eq!(quoted.split_whitespace().count(), QUOTED_WORDS + 1);
+        assert!(
+            quoted.starts_with("… word") && quoted.ends_with(" end"),
+            "{quoted}"
         );
     }
 }
