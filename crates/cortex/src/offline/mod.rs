@@ -441,21 +441,27 @@ fn last_question(text: &str) -> Option<String> {
 /// would be copied into every memory of the reply.
 const QUOTED_WORDS: usize = 80;
 
+/// And at most this many bytes (LoCoMo's longest turn is 434): a pasted blob with
+/// no spaces is one word.
+const QUOTED_BYTES: usize = 800;
+
 /// A turn as a reply quotes it: without the aside it ends on (a shared image's
 /// caption), on one line; `None` when nothing is left. A long turn is quoted by its
 /// end, what the reply answers: its last sentences within [`QUOTED_WORDS`], or the
-/// last words of a sentence longer than that, after an ellipsis.
+/// last words of a sentence longer than that, within [`QUOTED_BYTES`], after an
+/// ellipsis.
 fn turn_said(turn: &str) -> Option<String> {
     let words: Vec<&str> = without_closing_aside(turn).split_whitespace().collect();
     if words.is_empty() {
         return None;
     }
-    if words.len() <= QUOTED_WORDS {
-        return Some(words.join(" "));
+    let whole = words.join(" ");
+    if words.len() <= QUOTED_WORDS && whole.len() <= QUOTED_BYTES {
+        return Some(whole);
     }
     let mut kept: Vec<String> = Vec::new();
     let mut n = 0;
-    for sentence in text::sentences(&words.join(" ")).into_iter().rev() {
+    for sentence in text::sentences(&whole).into_iter().rev() {
         let len = sentence.split_whitespace().count();
         if n + len > QUOTED_WORDS {
             break;
@@ -464,12 +470,29 @@ fn turn_said(turn: &str) -> Option<String> {
         kept.push(sentence);
     }
     let end = if kept.is_empty() {
-        words[words.len() - QUOTED_WORDS..].join(" ")
+        words[words.len().saturating_sub(QUOTED_WORDS)..].join(" ")
     } else {
         kept.reverse();
         kept.join(" ")
     };
-    Some(format!("… {end}"))
+    Some(format!("… {}", tail_within(&end, QUOTED_BYTES)))
+}
+
+/// The end of `s` in at most `max` bytes: from a word's start when one begins in
+/// it, else from a character's.
+fn tail_within(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &s[start..];
+    match tail.find(char::is_whitespace) {
+        Some(i) if i + 1 < tail.len() => tail[i..].trim_start(),
+        _ => tail,
+    }
 }
 
 /// `text` without the bracketed aside it ends on, if it ends on one that is not the
@@ -1162,5 +1185,18 @@ mod tests {
             quoted.starts_with("… word") && quoted.ends_with(" end"),
             "{quoted}"
         );
+        // A blob with no spaces: its last bytes, at a character's boundary.
+        let blob = "é".repeat(5000);
+        let quoted = turn_said(&blob).expect("quoted");
+        assert!(quoted.len() <= QUOTED_BYTES + 4, "{}", quoted.len());
+        assert!(quoted.starts_with("… é") && quoted.ends_with('é'));
+        // Long words: the bound in bytes holds, cut at a word.
+        let long_words = format!("{} the end", "abcdefghijklmnopqrstuvwxyz ".repeat(60));
+        let quoted = turn_said(&long_words).expect("quoted");
+        assert!(
+            quoted.len() <= QUOTED_BYTES + 4 && quoted.starts_with("… abc"),
+            "{quoted}"
+        );
+        assert!(quoted.ends_with(" the end"), "{quoted}");
     }
 }
