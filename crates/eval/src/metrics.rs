@@ -14,8 +14,9 @@
 //! engine's priors and gates look further down the list the more hits are asked for, so
 //! asking for more than the limit would measure another answer), after dropping repeated
 //! paths (the first occurrence keeps its rank). A metric at a cut-off beyond the limit
-//! (`recall_at_20` at `--limit 10`) is `null`: the user was never shown that far. Gold paths are a set (repeats are dropped).
-//! With no answerable query every ranking metric is 0.
+//! (`recall_at_20` at `--limit 10`) is `null`: the user was never shown that far. Gold
+//! paths are a set (repeats are dropped). With no answerable query every ranking metric
+//! is 0.
 //!
 //! | key | per query, then the mean |
 //! |---|---|
