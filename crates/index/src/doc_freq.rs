@@ -39,7 +39,9 @@ pub(crate) struct Memo {
     dfs: HashMap<String, u64>,
 }
 
-const TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
+/// The tokenizer of the main full-text tables (`schema.rs`), for the scratch tables
+/// that must tokenise as they do.
+pub(crate) const TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
 
 /// The temporary tables of this module and of `bm25.rs`: a tokenizer table for query
 /// words, and `fts5vocab` views of the main table by row and by instance.

@@ -12,7 +12,6 @@
 use std::collections::{HashMap, HashSet};
 
 use gitloom_model::Tier;
-use rusqlite::{params_from_iter, types::Value};
 
 use crate::query::{QueryTerms, quote};
 use crate::{Index, IndexError};
@@ -490,60 +489,9 @@ fn decorate(
         return Ok((matched, HashMap::new(), HashMap::new(), coverage));
     }
 
-    // Snippets: body, else summary, else title. One MATCH over the candidates'
-    // rowid range; `+rowid IN (…)` keeps the list from FTS5 (which would run one
-    // full-text query per id, each seeking every segment of every term: most of a
-    // retrieve's decoration under concurrent writes, whose segments pile up) and
-    // filters the range's rows before their snippets are made.
-    let mut snippets: HashMap<i64, String> = HashMap::new();
-    if let (Some(lo), Some(hi)) = (
-        cands.iter().map(|c| c.id).min(),
-        cands.iter().map(|c| c.id).max(),
-    ) {
-        let n = SNIPPET_TOKENS;
-        let placeholders = (4..cands.len() + 4)
-            .map(|i| format!("?{i}"))
-            .collect::<Vec<_>>()
-            .join(",");
-        let sql = format!(
-            "SELECT rowid, snippet(fts, 5, '[', ']', '…', {n}), snippet(fts, 1, '[', ']', '…', {n}),
-                    snippet(fts, 0, '[', ']', '…', {n}), summary, title
-             FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND +rowid IN ({placeholders})"
-        );
-        let mut bind = vec![
-            Value::Text(any.to_owned()),
-            Value::Integer(lo),
-            Value::Integer(hi),
-        ];
-        bind.extend(cands.iter().map(|c| Value::Integer(c.id)));
-        let mut st = idx.conn.prepare_cached(&sql).map_err(idx.err("snippets"))?;
-        let rows = st
-            .query_map(params_from_iter(bind), |r| {
-                let id: i64 = r.get(0)?;
-                let mut pick = String::new();
-                for col in 1..=3 {
-                    let s: String = r.get(col)?;
-                    if s.contains('[') {
-                        pick = s;
-                        break;
-                    }
-                }
-                if pick.is_empty() {
-                    let summary: String = r.get(4)?;
-                    pick = if summary.trim().is_empty() {
-                        r.get(5)?
-                    } else {
-                        summary
-                    };
-                }
-                Ok((id, pick))
-            })
-            .map_err(idx.err("snippets"))?;
-        for row in rows {
-            let (id, s) = row.map_err(idx.err("snippets"))?;
-            snippets.insert(id, s);
-        }
-    }
+    // Snippets: body, else summary, else title (`snippets.rs`).
+    let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
+    let snippets = crate::snippets::of(idx, terms, any, &ids, SNIPPET_TOKENS)?;
 
     // Best-matching section per file.
     let mut sections: HashMap<String, SectionRef> = HashMap::new();

@@ -33,6 +33,7 @@ mod schema;
 #[cfg(test)]
 mod segments;
 mod snapshot;
+mod snippets;
 mod stats;
 mod sync;
 #[doc(hidden)]
@@ -94,6 +95,8 @@ pub struct Index {
     fail_after: Option<usize>,
     /// The temporary vocabulary tables of `doc_freq.rs` exist on this connection.
     vocab_ready: std::cell::Cell<bool>,
+    /// The scratch table of `snippets.rs` exists on this connection.
+    snippets_ready: std::cell::Cell<bool>,
     /// Document frequencies per term and the file count, with the database version
     /// they were read at: ranking, coverage and judging ask for one query's terms,
     /// and queries share terms. Cleared by every apply here; `PRAGMA data_version`

@@ -176,6 +176,7 @@ fn wrap(conn: Connection, path: PathBuf) -> Index {
         weights: Bm25Weights::default(),
         fail_after: None,
         vocab_ready: std::cell::Cell::new(false),
+        snippets_ready: std::cell::Cell::new(false),
         vocab: crate::Vocab::default(),
         vocab_key: None,
         vocab_tree: None,
