@@ -277,12 +277,23 @@ impl Index {
         // Ending a transaction that only read cannot lose anything; its error is
         // reported only when the reads themselves succeeded.
         let end = self.conn.execute_batch("COMMIT");
-        if end.is_err() && !self.conn.is_autocommit() {
-            let _ = self.conn.execute_batch("ROLLBACK");
+        if end.is_err() {
+            self.roll_back();
         }
         let out = out?;
         end.map_err(self.err(op)).map_err(E::from)?;
         Ok(out)
+    }
+
+    /// Ends the open transaction without keeping it (when SQLite has not already
+    /// ended it). Temporary tables made inside it go with it, so the flags that say
+    /// they exist are cleared: the next read makes them again.
+    fn roll_back(&self) {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        self.vocab_ready.set(false);
+        self.snippets_ready.set(false);
     }
 
     /// Known entities named in a query (n-grams; persons also by first name).

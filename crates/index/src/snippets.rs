@@ -226,7 +226,7 @@ mod tests {
     /// A store whose words recur across files, fields and sentences, so that
     /// snippets have windows to choose between: long bodies, summaries, cues,
     /// tags, entities, words with diacritics and stems ("running" / "runs").
-    fn store() -> Index {
+    pub(super) fn store() -> Index {
         const WORDS: &[&str] = &[
             "garden",
             "running",
@@ -399,5 +399,37 @@ mod tests {
             sql.contains(&format!("tokenize = '{}'", crate::doc_freq::TOKENIZER)),
             "{sql}"
         );
+    }
+}
+
+#[cfg(test)]
+mod rollback {
+    use super::*;
+    use crate::query::QueryTerms;
+
+    /// A read transaction that rolls back (`Index::read` when its commit fails)
+    /// takes the temporary tables made inside it: what reads them afterwards on the
+    /// same connection must still work (a server keeps its connection for its whole
+    /// life).
+    #[test]
+    fn scratch_tables_outlive_a_rolled_back_transaction() {
+        let idx = super::tests::store();
+        let terms = QueryTerms::parse("garden river budget");
+        let any = terms.match_any().expect("terms");
+        let ids: Vec<i64> = {
+            let mut st = idx.conn.prepare("SELECT id FROM files").expect("ids");
+            st.query_map([], |r| r.get(0))
+                .expect("ids")
+                .collect::<rusqlite::Result<_>>()
+                .expect("ids")
+        };
+        idx.conn.execute_batch("BEGIN").expect("begin");
+        let before = copied(&idx, &any, &ids, 24).expect("copied");
+        crate::doc_freq::doc_freqs(&idx, &terms.terms).expect("document frequencies");
+        idx.roll_back();
+        assert_eq!(copied(&idx, &any, &ids, 24).expect("copied after"), before);
+        // A term not kept yet, so the tokenizer table is read again.
+        let more = QueryTerms::parse("tomato invoice");
+        crate::doc_freq::doc_freqs(&idx, &more.terms).expect("frequencies after");
     }
 }
