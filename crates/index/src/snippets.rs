@@ -200,27 +200,23 @@ mod tests {
              FROM fts WHERE fts MATCH ?1 AND rowid IN ({list})"
         );
         let mut st = idx.conn.prepare(&sql).expect("oracle query");
-        st.query_map([any], |r| {
-            let id: i64 = r.get(0)?;
-            for col in 1..=3 {
-                let s: String = r.get(col)?;
-                if s.contains('[') {
-                    return Ok((id, s));
-                }
-            }
-            let summary: String = r.get(4)?;
-            Ok((
-                id,
-                if summary.trim().is_empty() {
-                    r.get(5)?
-                } else {
-                    summary
-                },
-            ))
-        })
-        .expect("oracle rows")
-        .collect::<rusqlite::Result<_>>()
-        .expect("oracle rows")
+        // The same choice of column as the code under test: what differs is the table.
+        st.query_map([any], pick)
+            .expect("oracle rows")
+            .collect::<rusqlite::Result<_>>()
+            .expect("oracle rows")
+    }
+
+    /// Every file's id, in path order.
+    pub(super) fn all_ids(idx: &Index) -> Vec<i64> {
+        let mut st = idx
+            .conn
+            .prepare("SELECT id FROM files ORDER BY path")
+            .expect("ids");
+        st.query_map([], |r| r.get(0))
+            .expect("ids")
+            .collect::<rusqlite::Result<_>>()
+            .expect("ids")
     }
 
     /// A store whose words recur across files, fields and sentences, so that
@@ -301,16 +297,7 @@ mod tests {
     #[test]
     fn the_scratch_table_gives_the_main_tables_snippets() {
         let idx = store();
-        let ids: Vec<i64> = {
-            let mut st = idx
-                .conn
-                .prepare("SELECT id FROM files ORDER BY path")
-                .expect("ids");
-            st.query_map([], |r| r.get(0))
-                .expect("ids")
-                .collect::<rusqlite::Result<_>>()
-                .expect("ids")
-        };
+        let ids = all_ids(&idx);
         let queries = [
             "garden",
             "where is my garden budget",
@@ -355,16 +342,7 @@ mod tests {
     #[test]
     fn each_call_sees_only_its_own_rows() {
         let idx = store();
-        let ids: Vec<i64> = {
-            let mut st = idx
-                .conn
-                .prepare("SELECT id FROM files ORDER BY path")
-                .expect("ids");
-            st.query_map([], |r| r.get(0))
-                .expect("ids")
-                .collect::<rusqlite::Result<_>>()
-                .expect("ids")
-        };
+        let ids = all_ids(&idx);
         let any = QueryTerms::parse("garden river budget")
             .match_any()
             .expect("terms");
@@ -416,13 +394,7 @@ mod rollback {
         let idx = super::tests::store();
         let terms = QueryTerms::parse("garden river budget");
         let any = terms.match_any().expect("terms");
-        let ids: Vec<i64> = {
-            let mut st = idx.conn.prepare("SELECT id FROM files").expect("ids");
-            st.query_map([], |r| r.get(0))
-                .expect("ids")
-                .collect::<rusqlite::Result<_>>()
-                .expect("ids")
-        };
+        let ids = super::tests::all_ids(&idx);
         idx.conn.execute_batch("BEGIN").expect("begin");
         let before = copied(&idx, &any, &ids, 24).expect("copied");
         crate::doc_freq::doc_freqs(&idx, &terms.terms).expect("document frequencies");
