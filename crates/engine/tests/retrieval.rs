@@ -46,6 +46,11 @@ impl Embedder for Counting {
 }
 
 fn probe_store(embedder: EmbedderChoice) -> Option<(tempfile::TempDir, Engine)> {
+    persona_store("probe", embedder)
+}
+
+/// A persona's hand-written memories (`shared/data/<persona>/memories`) as a store.
+fn persona_store(persona: &str, embedder: EmbedderChoice) -> Option<(tempfile::TempDir, Engine)> {
     let data = shared_data()?;
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::init_with(
@@ -57,8 +62,8 @@ fn probe_store(embedder: EmbedderChoice) -> Option<(tempfile::TempDir, Engine)> 
     )
     .expect("init");
     engine
-        .import_dir(&data.join("probe/memories"))
-        .expect("import probe");
+        .import_dir(&data.join(persona).join("memories"))
+        .expect("import the persona's memories");
     Some((dir, engine))
 }
 
@@ -203,6 +208,53 @@ fn probe_behaviours_with_minilm() {
     );
     for key in ["total", "embed_query", "lexical", "semantic", "fusion"] {
         assert!(r.timings_ms.contains_key(key), "timings lack {key}");
+    }
+}
+
+/// Asking for more hits extends the list; it does not change how it starts. On each
+/// new persona's store, every question's hits at the default limit are the first of
+/// its hits at 40. (When the priors and the judge read as deep as the limit, a
+/// candidate from deep in the list could change the first hits: 22 of these 222
+/// questions opened differently at 50 than at 10.)
+#[test]
+fn a_larger_limit_extends_the_hits_without_reordering_them() {
+    let Some(model) = minilm() else {
+        eprintln!("skipped: MiniLM not installed (gitloom model install)");
+        return;
+    };
+    let Some(data) = shared_data() else {
+        eprintln!("skipped: shared/data not found");
+        return;
+    };
+    let paths = |r: gitloom_engine::Retrieval| -> Vec<String> {
+        r.hits.into_iter().map(|h| h.path).collect()
+    };
+    for persona in ["probe-sre", "probe-teacher", "probe-nurse"] {
+        let (_dir, engine) =
+            persona_store(persona, EmbedderChoice::Given(model.clone())).expect("data is here");
+        let queries = std::fs::read_to_string(data.join(persona).join("queries.jsonl"))
+            .expect("the persona's queries");
+        let mut asked = 0;
+        for line in queries.lines().filter(|l| !l.trim().is_empty()) {
+            let q: serde_json::Value = serde_json::from_str(line).expect("a query line");
+            let query = q["query"].as_str().expect("a query text");
+            let short = paths(
+                engine
+                    .retrieve(&RetrieveRequest::new(query))
+                    .expect("retrieve"),
+            );
+            let long = paths(
+                engine
+                    .retrieve(&RetrieveRequest::new(query).with_limit(40))
+                    .expect("retrieve"),
+            );
+            assert!(
+                long.len() >= short.len() && long[..short.len()] == short[..],
+                "{persona}: {query:?}\n  limit 10: {short:?}\n  limit 40: {long:?}"
+            );
+            asked += 1;
+        }
+        assert!(asked >= 50, "{persona}: only {asked} queries read");
     }
 }
 

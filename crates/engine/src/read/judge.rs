@@ -3,7 +3,7 @@
 //! its best evidence, so with no evidence at all nothing is returned.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use gitloom_index::{Index, LexicalHit};
 
@@ -52,6 +52,55 @@ fn judgement(f: &Fused, coverage: f64, matched: &[String], verdict: Verdict) -> 
         matched_terms: matched.to_vec(),
         verdict,
     }
+}
+
+/// Judges the first `decided` of `fused`, which decide the first hits and whether to
+/// abstain; when a limit wants more candidates (`wanted`), judges that longer list too
+/// and puts its other hits after the head's. Judged together, a deep candidate can
+/// change the head's verdicts (a value one memory lacks, an entity another one
+/// anchors), so `--limit 50` would open differently from `--limit 10`; this way the
+/// shorter list is always the start of the longer one. `record` is the head's.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn judge_to<'a>(
+    index: &Index,
+    fused: &'a [Fused],
+    decided: usize,
+    wanted: usize,
+    q: &Analysis,
+    cfg: &RetrieveConfig,
+    body_cutoff: f64,
+    steps: &HashMap<String, GraphStep>,
+    notes: &mut HashMap<String, Vec<String>>,
+    record: Option<&mut Record>,
+) -> Result<(Vec<Judged<'a>>, Option<Abstention>)> {
+    let decided = decided.min(fused.len());
+    let head = &fused[..decided];
+    let (mut judged, abstention) = judge(index, head, q, cfg, body_cutoff, steps, notes, record)?;
+    let wanted = wanted.min(fused.len());
+    if abstention.is_some() || wanted <= decided {
+        return Ok((judged, abstention));
+    }
+    let mut more_notes = HashMap::new();
+    let (more, _) = judge(
+        index,
+        &fused[..wanted],
+        q,
+        cfg,
+        body_cutoff,
+        steps,
+        &mut more_notes,
+        None,
+    )?;
+    let shown: HashSet<String> = judged.iter().map(|j| j.fused.key.clone()).collect();
+    for j in more {
+        if !shown.contains(&j.fused.key) {
+            if let Some(n) = more_notes.remove(&j.fused.key) {
+                notes.insert(j.fused.key.clone(), n);
+            }
+            judged.push(j);
+        }
+    }
+    Ok((judged, abstention))
 }
 
 /// Judges `head` in fused order. `notes` gains the gates' demotions and refusals;

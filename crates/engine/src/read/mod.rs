@@ -192,15 +192,16 @@ impl Engine {
         timings.stop("graph");
 
         timings.start();
-        let head = priors::head_len(req.limit, fused.len());
-        let mut notes = priors::apply(index, &mut fused, head, &q, cfg)?;
+        let mut notes = priors::apply(index, &mut fused, &q, cfg)?;
         timings.stop("priors");
 
         timings.start();
         let mut record = req.explain.then(judge::Record::new);
-        let (mut judged, abstention) = judge::judge(
+        let (mut judged, abstention) = judge::judge_to(
             index,
-            &fused[..head],
+            &fused,
+            priors::HEAD,
+            priors::judged_len(req.limit),
             &q,
             cfg,
             candidates.body_cutoff,

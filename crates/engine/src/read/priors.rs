@@ -13,21 +13,26 @@ use super::fusion::Fused;
 use crate::error::Result;
 use crate::shape::{Orientation, Shape};
 
-/// How many of the fused candidates priors, gates and decoration look at.
-pub(crate) fn head_len(limit: usize, fused: usize) -> usize {
-    (limit * 2).max(20).min(fused)
+/// The head: how many of the fused candidates the priors reorder and the judge decides
+/// the answer on, whatever the limit. Were it the limit's, a prior lifting a candidate
+/// from deep in the list would make `--limit 50` open differently from `--limit 10`.
+pub(crate) const HEAD: usize = 20;
+
+/// How many fused candidates are judged for a list of `limit` hits.
+pub(crate) fn judged_len(limit: usize) -> usize {
+    (limit * 2).max(HEAD)
 }
 
-/// Applies the priors to `fused[..head]` and re-sorts it; returns, per path, the
-/// priors that changed its score (shown on the hit).
+/// Applies the priors to the [`HEAD`] of `fused` and re-sorts it; returns, per path,
+/// the priors that changed its score (shown on the hit).
 pub(crate) fn apply(
     index: &Index,
     fused: &mut [Fused],
-    head: usize,
     q: &Analysis,
     cfg: &RetrieveConfig,
 ) -> Result<HashMap<String, Vec<String>>> {
     let p = &cfg.priors;
+    let head = HEAD.min(fused.len());
     let named = named_paths(index, &fused[..head], q, cfg)?;
     let introduced = introductions(index, q, cfg)?;
     let mut applied: HashMap<String, Vec<String>> = HashMap::new();
