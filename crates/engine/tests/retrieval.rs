@@ -243,11 +243,19 @@ fn a_larger_limit_extends_the_hits_without_reordering_them() {
                     .retrieve(&RetrieveRequest::new(query))
                     .expect("retrieve"),
             );
-            let long = paths(
-                engine
-                    .retrieve(&RetrieveRequest::new(query).with_limit(40))
-                    .expect("retrieve"),
-            );
+            let mut ask = RetrieveRequest::new(query).with_limit(40);
+            ask.explain = true;
+            let long = engine.retrieve(&ask).expect("retrieve");
+            // --explain gives the verdict of every hit shown, however deep.
+            let judged = long.judged.clone().unwrap_or_default();
+            for h in &long.hits {
+                assert!(
+                    judged.iter().any(|j| j.path == h.path),
+                    "{persona}: {query:?}: no verdict for {}",
+                    h.path
+                );
+            }
+            let long = paths(long);
             assert!(
                 long.len() >= short.len() && long[..short.len()] == short[..],
                 "{persona}: {query:?}\n  limit 10: {short:?}\n  limit 40: {long:?}"

@@ -59,7 +59,8 @@ fn judgement(f: &Fused, coverage: f64, matched: &[String], verdict: Verdict) -> 
 /// and puts its other hits after the head's. Judged together, a deep candidate can
 /// change the head's verdicts (a value one memory lacks, an entity another one
 /// anchors), so `--limit 50` would open differently from `--limit 10`; this way the
-/// shorter list is always the start of the longer one. `record` is the head's.
+/// shorter list is always the start of the longer one. `record` holds the head's
+/// verdicts, then the longer list's for the candidates after the head.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn judge_to<'a>(
     index: &Index,
@@ -75,12 +76,23 @@ pub(crate) fn judge_to<'a>(
 ) -> Result<(Vec<Judged<'a>>, Option<Abstention>)> {
     let decided = decided.min(fused.len());
     let head = &fused[..decided];
-    let (mut judged, abstention) = judge(index, head, q, cfg, body_cutoff, steps, notes, record)?;
+    let mut record = record;
+    let (mut judged, abstention) = judge(
+        index,
+        head,
+        q,
+        cfg,
+        body_cutoff,
+        steps,
+        notes,
+        record.as_deref_mut(),
+    )?;
     let wanted = wanted.min(fused.len());
     if abstention.is_some() || wanted <= decided {
         return Ok((judged, abstention));
     }
     let mut more_notes = HashMap::new();
+    let mut more_record = record.is_some().then(Record::new);
     let (more, _) = judge(
         index,
         &fused[..wanted],
@@ -89,8 +101,19 @@ pub(crate) fn judge_to<'a>(
         body_cutoff,
         steps,
         &mut more_notes,
-        None,
+        more_record.as_mut(),
     )?;
+    if let (Some(r), Some(more_record)) = (record, more_record) {
+        let deeper: HashSet<&str> = fused[decided..wanted]
+            .iter()
+            .map(|f| f.key.as_str())
+            .collect();
+        r.extend(
+            more_record
+                .into_iter()
+                .filter(|j| deeper.contains(j.path.as_str())),
+        );
+    }
     let shown: HashSet<String> = judged.iter().map(|j| j.fused.key.clone()).collect();
     for j in more {
         if !shown.contains(&j.fused.key) {
