@@ -585,7 +585,7 @@ impl Scanner {
 /// Rows the scan keeps per kind for `depth` files: several rows per file (cues,
 /// chunks), so it over-fetches, and each file's best is kept after.
 fn per_kind_top(depth: usize) -> usize {
-    depth * 4
+    depth.saturating_mul(4)
 }
 
 impl Semantic {

@@ -266,6 +266,29 @@ fn a_larger_limit_extends_the_hits_without_reordering_them() {
     }
 }
 
+/// A limit is the caller's to set, up to `usize::MAX`: the arms' depth and the
+/// judged list grow with it, saturating instead of overflowing (a debug build, as
+/// tests run, panicked on the scan's depth).
+#[test]
+fn the_largest_limit_is_answered() {
+    let embedder = EmbedderChoice::Given(Arc::new(common::WordHashing));
+    let (_dir, engine) = store_with(
+        embedder,
+        &[(
+            "facts/health/heart.md",
+            "---\ntitle: Heart doctor\n---\nThe heart doctor halved the bisoprolol.\n",
+        )],
+        &["garden", "car"],
+    );
+    let r = engine
+        .retrieve(&RetrieveRequest::new("what did the heart doctor change").with_limit(usize::MAX))
+        .expect("retrieve");
+    assert_eq!(
+        r.hits.first().map(|h| h.path.as_str()),
+        Some("facts/health/heart.md")
+    );
+}
+
 #[test]
 fn time_travel_answers_from_the_old_store() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -20,7 +20,7 @@ pub(crate) const HEAD: usize = 20;
 
 /// How many fused candidates are judged for a list of `limit` hits.
 pub(crate) fn judged_len(limit: usize) -> usize {
-    (limit * 2).max(HEAD)
+    limit.saturating_mul(2).max(HEAD)
 }
 
 /// Applies the priors to the [`HEAD`] of `fused` and re-sorts it; returns, per path,
