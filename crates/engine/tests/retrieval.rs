@@ -246,12 +246,15 @@ fn a_larger_limit_extends_the_hits_without_reordering_them() {
             let mut ask = RetrieveRequest::new(query).with_limit(40);
             ask.explain = true;
             let long = engine.retrieve(&ask).expect("retrieve");
-            // --explain gives the verdict of every hit shown, however deep.
+            // --explain gives every hit shown, however deep, the verdict that kept it;
+            // a candidate the head refused does not come back further down.
             let judged = long.judged.clone().unwrap_or_default();
             for h in &long.hits {
+                let verdicts: Vec<_> = judged.iter().filter(|j| j.path == h.path).collect();
                 assert!(
-                    judged.iter().any(|j| j.path == h.path),
-                    "{persona}: {query:?}: no verdict for {}",
+                    verdicts.len() == 1
+                        && matches!(verdicts[0].verdict, gitloom_engine::Verdict::Kept { .. }),
+                    "{persona}: {query:?}: {} shown with {verdicts:?}",
                     h.path
                 );
             }

@@ -56,7 +56,7 @@ fn judgement(f: &Fused, coverage: f64, matched: &[String], verdict: Verdict) -> 
 
 /// Judges the first `decided` of `fused`, which decide the first hits and whether to
 /// abstain; when a limit wants more candidates (`wanted`), judges that longer list too
-/// and puts its other hits after the head's. Judged together, a deep candidate can
+/// and puts the hits it finds after the head after the head's. Judged together, a deep candidate can
 /// change the head's verdicts (a value one memory lacks, an entity another one
 /// anchors), so `--limit 50` would open differently from `--limit 10`; this way the
 /// shorter list is always the start of the longer one. `record` holds the head's
@@ -103,20 +103,20 @@ pub(crate) fn judge_to<'a>(
         &mut more_notes,
         more_record.as_mut(),
     )?;
+    // The head's verdicts stand: a candidate it refused does not come back further down.
+    let deeper: HashSet<&str> = fused[decided..wanted]
+        .iter()
+        .map(|f| f.key.as_str())
+        .collect();
     if let (Some(r), Some(more_record)) = (record, more_record) {
-        let deeper: HashSet<&str> = fused[decided..wanted]
-            .iter()
-            .map(|f| f.key.as_str())
-            .collect();
         r.extend(
             more_record
                 .into_iter()
                 .filter(|j| deeper.contains(j.path.as_str())),
         );
     }
-    let shown: HashSet<String> = judged.iter().map(|j| j.fused.key.clone()).collect();
     for j in more {
-        if !shown.contains(&j.fused.key) {
+        if deeper.contains(j.fused.key.as_str()) {
             if let Some(n) = more_notes.remove(&j.fused.key) {
                 notes.insert(j.fused.key.clone(), n);
             }
