@@ -249,13 +249,8 @@ mod tests {
             "appointment",
             "sunday",
         ];
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: usize| rng.usize(..n);
         let mut batch = SyncBatch {
             commit: "c1".into(),
             tree: "t1".into(),
