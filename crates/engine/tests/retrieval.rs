@@ -211,11 +211,13 @@ fn probe_behaviours_with_minilm() {
     }
 }
 
-/// Asking for more hits extends the list; it does not change how it starts. On each
-/// new persona's store, every question's hits at the default limit are the first of
-/// its hits at 40. (When the priors and the judge read as deep as the limit, a
-/// candidate from deep in the list could change the first hits: 22 of these 222
-/// questions opened differently at 50 than at 10.)
+/// A larger limit shows more hits after the same first ones: on each new persona's
+/// store, every question's hits at the default limit are the first of its hits at
+/// 40, and, with the arms' depth set to 12, the first of its hits at 60 (a limit
+/// beyond the depth, whose arms list deeper). (When the priors and the judge read as
+/// deep as the limit, a candidate from deep in the list could change the first hits:
+/// 22 of these 222 questions opened differently at 50 than at 10; and deeper arm
+/// lists fuse differently.)
 #[test]
 fn a_larger_limit_extends_the_hits_without_reordering_them() {
     let Some(model) = minilm() else {
@@ -230,42 +232,52 @@ fn a_larger_limit_extends_the_hits_without_reordering_them() {
         r.hits.into_iter().map(|h| h.path).collect()
     };
     for persona in ["probe-sre", "probe-teacher", "probe-nurse"] {
-        let (_dir, engine) =
+        let (_dir, mut engine) =
             persona_store(persona, EmbedderChoice::Given(model.clone())).expect("data is here");
         let queries = std::fs::read_to_string(data.join(persona).join("queries.jsonl"))
             .expect("the persona's queries");
-        let mut asked = 0;
-        for line in queries.lines().filter(|l| !l.trim().is_empty()) {
-            let q: serde_json::Value = serde_json::from_str(line).expect("a query line");
-            let query = q["query"].as_str().expect("a query text");
-            let short = paths(
-                engine
-                    .retrieve(&RetrieveRequest::new(query))
-                    .expect("retrieve"),
-            );
-            let mut ask = RetrieveRequest::new(query).with_limit(40);
-            ask.explain = true;
-            let long = engine.retrieve(&ask).expect("retrieve");
-            // --explain gives every hit shown, however deep, the verdict that kept it;
-            // a candidate the head refused does not come back further down.
-            let judged = long.judged.clone().unwrap_or_default();
-            for h in &long.hits {
-                let verdicts: Vec<_> = judged.iter().filter(|j| j.path == h.path).collect();
-                assert!(
-                    verdicts.len() == 1
-                        && matches!(verdicts[0].verdict, gitloom_engine::Verdict::Kept { .. }),
-                    "{persona}: {query:?}: {} shown with {verdicts:?}",
-                    h.path
-                );
+        let shallow = gitloom_engine::RetrieveConfig {
+            depth: 12,
+            ..engine.config().clone()
+        };
+        for (depth, longer) in [(None, 40), (Some(shallow), 60)] {
+            if let Some(cfg) = depth {
+                engine.set_config(cfg);
             }
-            let long = paths(long);
-            assert!(
-                long.len() >= short.len() && long[..short.len()] == short[..],
-                "{persona}: {query:?}\n  limit 10: {short:?}\n  limit 40: {long:?}"
-            );
-            asked += 1;
+            let depth = engine.config().depth;
+            let mut asked = 0;
+            for line in queries.lines().filter(|l| !l.trim().is_empty()) {
+                let q: serde_json::Value = serde_json::from_str(line).expect("a query line");
+                let query = q["query"].as_str().expect("a query text");
+                let short = paths(
+                    engine
+                        .retrieve(&RetrieveRequest::new(query))
+                        .expect("retrieve"),
+                );
+                let mut ask = RetrieveRequest::new(query).with_limit(longer);
+                ask.explain = true;
+                let long = engine.retrieve(&ask).expect("retrieve");
+                // --explain gives every hit shown, however deep, the verdict that
+                // kept it; a candidate the head refused does not come back further down.
+                let judged = long.judged.clone().unwrap_or_default();
+                for h in &long.hits {
+                    let verdicts: Vec<_> = judged.iter().filter(|j| j.path == h.path).collect();
+                    assert!(
+                        verdicts.len() == 1
+                            && matches!(verdicts[0].verdict, gitloom_engine::Verdict::Kept { .. }),
+                        "{persona}, depth {depth}: {query:?}: {} shown with {verdicts:?}",
+                        h.path
+                    );
+                }
+                let long = paths(long);
+                assert!(
+                    long.len() >= short.len() && long[..short.len()] == short[..],
+                    "{persona}, depth {depth}: {query:?}\n  limit 10: {short:?}\n  limit {longer}: {long:?}"
+                );
+                asked += 1;
+            }
+            assert!(asked >= 50, "{persona}: only {asked} queries read");
         }
-        assert!(asked >= 50, "{persona}: only {asked} queries read");
     }
 }
 

@@ -38,6 +38,22 @@ pub(crate) struct Candidates {
     pub unlisted: HashMap<String, [Option<f32>; 2]>,
 }
 
+impl Candidates {
+    /// Adds what `other` (a deeper run of the arms) knows of candidates this one
+    /// did not list: their titles, matched cues and cited messages, entity names.
+    pub(crate) fn absorb(&mut self, other: &Candidates) {
+        fn add<V: Clone>(into: &mut HashMap<String, V>, from: &HashMap<String, V>) {
+            for (k, v) in from {
+                into.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        add(&mut self.titles, &other.titles);
+        add(&mut self.matched_cues, &other.matched_cues);
+        add(&mut self.matched_said, &other.matched_said);
+        add(&mut self.entity_names, &other.entity_names);
+    }
+}
+
 /// Runs every arm for `q`. With an arena of at least `concurrent_from` rows the
 /// semantic arms' scan (a `gitloom_embed::ScanJob`: pieces of its int8 pass, then of
 /// its f32 rescoring) is begun on the engine's [`Worker`] thread while this one runs

@@ -54,17 +54,28 @@ fn judgement(f: &Fused, coverage: f64, matched: &[String], verdict: Verdict) -> 
     }
 }
 
+/// The longer ranking of a limit beyond the arms' depth (`mod.rs`): its fused list,
+/// and what its judging reads (the graph's steps, the priors' notes, the body cut).
+pub(crate) struct Deeper<'a> {
+    pub fused: &'a [Fused],
+    pub steps: &'a HashMap<String, GraphStep>,
+    pub notes: &'a HashMap<String, Vec<String>>,
+    pub body_cutoff: f64,
+}
+
 /// Judges the first `decided` of `fused`, which decide the first hits and whether to
 /// abstain; when a limit wants more candidates (`wanted`), judges that longer list too
-/// and puts the hits it finds after the head after the head's. Judged together, a deep candidate can
-/// change the head's verdicts (a value one memory lacks, an entity another one
-/// anchors), so `--limit 50` would open differently from `--limit 10`; this way the
-/// shorter list is always the start of the longer one. `record` holds the head's
-/// verdicts, then the longer list's for the candidates after the head.
+/// (the first `wanted` of `deeper`'s list when there is one, else of `fused`) and puts
+/// the hits it finds that the head did not hold after the head's. Judged together, a
+/// deep candidate can change the head's verdicts (a value one memory lacks, an entity
+/// another one anchors), so `--limit 50` would open differently from `--limit 10`;
+/// this way the shorter list is always the start of the longer one. `record` holds the
+/// head's verdicts, then the longer list's for the candidates the head did not hold.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn judge_to<'a>(
     index: &Index,
     fused: &'a [Fused],
+    deeper: Option<Deeper<'a>>,
     decided: usize,
     wanted: usize,
     q: &Analysis,
@@ -87,36 +98,42 @@ pub(crate) fn judge_to<'a>(
         notes,
         record.as_deref_mut(),
     )?;
-    let wanted = wanted.min(fused.len());
+    let (longer, longer_steps, mut more_notes, longer_cutoff) = match deeper {
+        Some(d) => (d.fused, d.steps, d.notes.clone(), d.body_cutoff),
+        None => (fused, steps, HashMap::new(), body_cutoff),
+    };
+    let wanted = wanted.min(longer.len());
     if abstention.is_some() || wanted <= decided {
         return Ok((judged, abstention));
     }
-    let mut more_notes = HashMap::new();
     let mut more_record = record.is_some().then(Record::new);
     let (more, _) = judge(
         index,
-        &fused[..wanted],
+        &longer[..wanted],
         q,
         cfg,
-        body_cutoff,
-        steps,
+        longer_cutoff,
+        longer_steps,
         &mut more_notes,
         more_record.as_mut(),
     )?;
-    // The head's verdicts stand: a candidate it refused does not come back further down.
-    let deeper: HashSet<&str> = fused[decided..wanted]
+    // The head's verdicts stand: a candidate it refused does not come back further
+    // down, nor does one it kept come twice.
+    let held: HashSet<&str> = head.iter().map(|f| f.key.as_str()).collect();
+    let after: HashSet<&str> = longer[..wanted]
         .iter()
         .map(|f| f.key.as_str())
+        .filter(|k| !held.contains(k))
         .collect();
     if let (Some(r), Some(more_record)) = (record, more_record) {
         r.extend(
             more_record
                 .into_iter()
-                .filter(|j| deeper.contains(j.path.as_str())),
+                .filter(|j| after.contains(j.path.as_str())),
         );
     }
     for j in more {
-        if deeper.contains(j.fused.key.as_str()) {
+        if after.contains(j.fused.key.as_str()) {
             if let Some(n) = more_notes.remove(&j.fused.key) {
                 notes.insert(j.fused.key.clone(), n);
             }

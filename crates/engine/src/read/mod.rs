@@ -21,6 +21,11 @@
 //! - `judge`: the evidence floor on raw scores ([`evidence`]) and the gates
 //!   (`gates`); nothing returned when nothing is evidence.
 //! - `decorate`: snippets, sections, matched terms and cues.
+//!
+//! The priors and the judge decide the first hits and the abstention on a head of
+//! fixed size ([`priors::HEAD`]) of the arms at their configured depth, whatever the
+//! limit; a limit beyond that depth ranks deeper lists again for the hits after the
+//! head, so a larger limit extends the hits without reordering them.
 //! - [`rerank`]: an optional second opinion over the head.
 //!
 //! Whether a hit is *evidence* is decided on raw arm scores, never on the fused
@@ -44,7 +49,7 @@ pub mod rerank;
 pub(crate) mod timings;
 pub(crate) mod worker;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use gitloom_index::{Index, LexicalQuery};
@@ -160,46 +165,56 @@ impl Engine {
         let query_vec = self.embed_query_for(&q.query, &mut timings, &mut warnings);
 
         let commit = index.state()?.map(|s| s.commit).unwrap_or_default();
-        let semantic = self.semantic.as_ref().zip(query_vec.as_deref());
-        let mut candidates = arms::run(
+        let ask = Ask {
             index,
-            semantic,
-            &commit,
-            req,
-            &q,
-            cfg,
-            &self.worker,
-            self.concurrent_from,
-            &mut timings,
-            &mut warnings,
-        )?;
-
-        timings.start();
-        let unlisted = std::mem::take(&mut candidates.unlisted);
-        let fuser = fusion::Fuser::new(index, &q, cfg, &candidates.lists, unlisted)?;
-        let mut fused = fuser.fuse(&candidates.lists);
-        timings.stop("fusion");
-
-        timings.start();
-        let steps = match graph::expand(index, &fused, req, &q, cfg)? {
-            Some((list, steps)) => {
-                candidates.lists.push(list);
-                fused = fuser.fuse(&candidates.lists);
-                steps
-            }
-            None => Default::default(),
+            q: &q,
+            query_vec: query_vec.as_deref(),
+            commit: &commit,
         };
-        timings.stop("graph");
-
-        timings.start();
-        let mut notes = priors::apply(index, &mut fused, &q, cfg)?;
-        timings.stop("priors");
+        // The first hits and the abstention are decided on the arms at the configured
+        // depth whatever the limit: a limit beyond it lists deeper, and deeper lists
+        // fuse differently (each arm's cut reads its whole list), so `--limit 100`
+        // would open differently from `--limit 10`. Such a limit ranks the deeper
+        // lists too, for the hits after the head (the arms' cost twice).
+        let (head, deep) = if req.limit > cfg.depth {
+            let at_depth = RetrieveRequest {
+                limit: cfg.depth,
+                ..req.clone()
+            };
+            let head = self.rank(&ask, &at_depth, &mut timings, &mut warnings)?;
+            let said = warnings.len();
+            let deep = self.rank(&ask, req, &mut timings, &mut warnings)?;
+            // The second ranking's warnings that the first already gave are said once.
+            let (first, second) = warnings.split_at(said);
+            let second: Vec<String> = second
+                .iter()
+                .filter(|w| !first.contains(w))
+                .cloned()
+                .collect();
+            warnings.truncate(said);
+            warnings.extend(second);
+            (head, Some(deep))
+        } else {
+            (self.rank(&ask, req, &mut timings, &mut warnings)?, None)
+        };
+        let Ranked {
+            mut candidates,
+            fused,
+            mut steps,
+            mut notes,
+        } = head;
 
         timings.start();
         let mut record = req.explain.then(judge::Record::new);
         let (mut judged, abstention) = judge::judge_to(
             index,
             &fused,
+            deep.as_ref().map(|d| judge::Deeper {
+                fused: &d.fused,
+                steps: &d.steps,
+                notes: &d.notes,
+                body_cutoff: d.candidates.body_cutoff,
+            }),
             priors::HEAD,
             priors::judged_len(req.limit),
             &q,
@@ -210,6 +225,13 @@ impl Engine {
             record.as_mut(),
         )?;
         timings.stop("floor");
+        if let Some(deep) = &deep {
+            // What the hits after the head were found and walked by.
+            candidates.absorb(&deep.candidates);
+            for (k, v) in &deep.steps {
+                steps.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
 
         timings.start();
         // A reranker reorders every judged hit, by its snippet among other things;
@@ -230,9 +252,11 @@ impl Engine {
         }
         hits.truncate(req.limit);
         timings.since("total", started);
+        // The arms' lists as the whole answer was ranked (the deeper ones, for a limit
+        // beyond the depth).
         let explain = req.explain.then(|| {
-            candidates
-                .lists
+            deep.as_ref()
+                .map_or(&candidates.lists, |d| &d.candidates.lists)
                 .iter()
                 .map(|a| ArmCandidates {
                     arm: a.arm,
@@ -258,6 +282,58 @@ impl Engine {
         })
     }
 
+    /// The arms at `req`'s depth, fused, walked from, and with the priors applied to
+    /// the head.
+    fn rank(
+        &self,
+        ask: &Ask<'_>,
+        req: &RetrieveRequest,
+        timings: &mut Timings,
+        warnings: &mut Vec<String>,
+    ) -> Result<Ranked> {
+        let (index, cfg) = (ask.index, &self.config);
+        let semantic = self.semantic.as_ref().zip(ask.query_vec);
+        let mut candidates = arms::run(
+            index,
+            semantic,
+            ask.commit,
+            req,
+            ask.q,
+            cfg,
+            &self.worker,
+            self.concurrent_from,
+            timings,
+            warnings,
+        )?;
+
+        timings.start();
+        let unlisted = std::mem::take(&mut candidates.unlisted);
+        let fuser = fusion::Fuser::new(index, ask.q, cfg, &candidates.lists, unlisted)?;
+        let mut fused = fuser.fuse(&candidates.lists);
+        timings.stop("fusion");
+
+        timings.start();
+        let steps = match graph::expand(index, &fused, req, ask.q, cfg)? {
+            Some((list, steps)) => {
+                candidates.lists.push(list);
+                fused = fuser.fuse(&candidates.lists);
+                steps
+            }
+            None => Default::default(),
+        };
+        timings.stop("graph");
+
+        timings.start();
+        let notes = priors::apply(index, &mut fused, ask.q, cfg)?;
+        timings.stop("priors");
+        Ok(Ranked {
+            candidates,
+            fused,
+            steps,
+            notes,
+        })
+    }
+
     /// The query's vector, if there is an embedder; a failure is a warning (the
     /// lexical and entity arms still answer), never an error.
     fn embed_query_for(
@@ -278,4 +354,21 @@ impl Engine {
         timings.stop("embed_query");
         v
     }
+}
+
+/// What every ranking of one retrieval reads.
+struct Ask<'a> {
+    index: &'a Index,
+    q: &'a Analysis,
+    query_vec: Option<&'a [f32]>,
+    commit: &'a str,
+}
+
+/// One ranking of the candidates: the arms' lists, fused (the head reordered by the
+/// priors), the graph's steps and the priors' notes.
+struct Ranked {
+    candidates: arms::Candidates,
+    fused: Vec<fusion::Fused>,
+    steps: HashMap<String, hit::GraphStep>,
+    notes: HashMap<String, Vec<String>>,
 }

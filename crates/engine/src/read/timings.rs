@@ -24,13 +24,15 @@ impl Timings {
         self.at = Instant::now();
     }
 
+    /// Adds the time since `start` to `stage` (a stage run twice, as the arms are
+    /// for a limit beyond their depth, counts both runs).
     pub fn stop(&mut self, stage: &str) {
-        self.map.insert(stage.to_owned(), ms(self.at));
+        self.add(stage, ms(self.at));
     }
 
-    /// Records `ms` milliseconds under `stage`.
+    /// Adds `ms` milliseconds to `stage`.
     pub fn add(&mut self, stage: &str, ms: f64) {
-        self.map.insert(stage.to_owned(), ms);
+        *self.map.entry(stage.to_owned()).or_default() += ms;
     }
 
     /// Records the time since `since` under `stage`.
