@@ -72,6 +72,20 @@ pub fn shared_data() -> Option<PathBuf> {
     data.is_dir().then_some(data)
 }
 
+/// The installed MiniLM, or `None` where it is not installed (the test then says it
+/// skipped); under CI, which installs the model first, a missing model fails the
+/// test rather than letting it pass unchecked.
+#[allow(dead_code)] // Not every test binary that shares this module asks for the model.
+pub fn installed_minilm() -> Option<std::sync::Arc<dyn gitloom_engine::embed::Embedder>> {
+    let model = gitloom_engine::embed::default_embedder().expect("the installed model loads");
+    assert!(
+        model.is_some() || std::env::var_os("CI").is_none(),
+        "MiniLM is not installed under {} and CI is set (run `gitloom model install`)",
+        gitloom_engine::embed::minilm_dir().display()
+    );
+    model
+}
+
 /// A deterministic embedder for tests that need vectors without a model: each word
 /// hashed to one of 64 dimensions, so texts sharing words get close vectors and
 /// identical texts identical ones.

@@ -462,7 +462,7 @@ fn consolidate_merges_hand_made_duplicates_in_one_revertible_commit() {
 
 #[test]
 fn consolidate_with_the_embedded_model_merges_paraphrases_only() {
-    let Some(model) = gitloom_engine::embed::default_embedder().expect("model loads") else {
+    let Some(model) = common::installed_minilm() else {
         eprintln!("MiniLM not installed (run `gitloom model install`); skipping");
         return;
     };
@@ -541,7 +541,7 @@ fn consolidate_with_the_embedded_model_merges_paraphrases_only() {
 
 #[test]
 fn doctor_reports_vector_cache_coverage() {
-    let Some(model) = gitloom_engine::embed::default_embedder().expect("model loads") else {
+    let Some(model) = common::installed_minilm() else {
         eprintln!("MiniLM not installed (run `gitloom model install`); skipping");
         return;
     };

@@ -8,19 +8,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use common::{memory, shared_data};
-use gitloom_engine::embed::{EmbedError, Embedder, MiniLm, OpenAiConfig, OpenAiEmbedder};
+use gitloom_engine::embed::{EmbedError, Embedder, OpenAiConfig, OpenAiEmbedder};
 use gitloom_engine::{EmbedderChoice, Engine, EngineOptions, RetrieveRequest};
 
 fn minilm() -> Option<Arc<dyn Embedder>> {
     static MODEL: OnceLock<Option<Arc<dyn Embedder>>> = OnceLock::new();
-    MODEL
-        .get_or_init(|| {
-            let dir = gitloom_engine::embed::minilm_dir();
-            MiniLm::is_installed(&dir).then(|| {
-                Arc::new(MiniLm::load(&dir).expect("installed model loads")) as Arc<dyn Embedder>
-            })
-        })
-        .clone()
+    MODEL.get_or_init(common::installed_minilm).clone()
 }
 
 /// The real model, counting how many texts it is asked to embed.
