@@ -115,7 +115,90 @@ fn entity_questions(name: &str, kind: Option<&str>) -> Vec<String> {
     }
 }
 
-/// The sentence as its speaker would say it: "User" back to "I", "User's" to "my".
+/// Prepositions: a person named right after one is its object ("for me", not "for I").
+/// ("Before" and "after" are left out: before a pronoun they mostly begin a clause,
+/// "before you go".)
+const PREPOSITIONS: &[&str] = &[
+    "about", "against", "around", "at", "behind", "beside", "between", "by", "for", "from", "in",
+    "into", "like", "near", "of", "off", "on", "onto", "over", "past", "than", "through", "to",
+    "toward", "towards", "under", "upon", "with", "without",
+];
+
+/// "I" or "me" for the speaker at this place in a sentence: the object after a
+/// preposition, or after a word other than an auxiliary when it ends the clause
+/// ("what did she give you?" → "me"); the subject anywhere else. Between a verb and
+/// what follows ("give you exercises") the words alone do not tell an object from a
+/// subject ("anything you need"), so the subject stays.
+fn speaker_pronoun(before: Option<&str>, after: Option<&str>) -> &'static str {
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    };
+    let before = before.map(bare);
+    let ends_clause = after.is_none_or(|a| bare(a).is_empty());
+    match before.as_deref() {
+        Some(b) if PREPOSITIONS.contains(&b) => "me",
+        Some(b) if ends_clause && !b.is_empty() && !is_auxiliary(b) => "me",
+        _ => "I",
+    }
+}
+
+/// An auxiliary or modal verb, after which a pronoun is the subject ("did you").
+fn is_auxiliary(w: &str) -> bool {
+    [
+        "am", "are", "is", "was", "were", "do", "does", "did", "have", "has", "had", "can",
+        "could", "will", "would", "shall", "should", "may", "might", "must",
+    ]
+    .contains(&w)
+}
+
+/// A question the other party asked, as the speaker would ask it ("shall I draft
+/// anything for you?" → "shall you draft anything for me"), word by word: "you" is
+/// the speaker, "I" the asker; other words that begin with "you" ("young") stay.
+fn asked_by_speaker(q: &str) -> String {
+    let q = q.replace('\u{2019}', "'");
+    let words: Vec<&str> = q.split_whitespace().collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    for (n, w) in words.iter().enumerate() {
+        let core = w.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+        let tail = &w[core.len()..];
+        let lower = core.to_lowercase();
+        let said = match lower.as_str() {
+            "you're" => "I am".to_owned(),
+            "you've" => "I've".to_owned(),
+            "you'll" => "I'll".to_owned(),
+            "you'd" => "I'd".to_owned(),
+            "your" => "my".to_owned(),
+            "yours" => "mine".to_owned(),
+            "yourself" => "myself".to_owned(),
+            // The asker's own words: the assistant is "you" to the speaker.
+            "i" | "me" => "you".to_owned(),
+            "i'm" => "you're".to_owned(),
+            "i've" => "you've".to_owned(),
+            "i'll" => "you'll".to_owned(),
+            "i'd" => "you'd".to_owned(),
+            "my" => "your".to_owned(),
+            "mine" => "yours".to_owned(),
+            "myself" => "yourself".to_owned(),
+            "you" => {
+                let before = n.checked_sub(1).map(|b| words[b]);
+                // A comma or a question mark after "you" ends its clause too.
+                let after = if tail.is_empty() {
+                    words.get(n + 1).copied()
+                } else {
+                    None
+                };
+                speaker_pronoun(before, after).to_owned()
+            }
+            _ => core.to_owned(),
+        };
+        out.push(format!("{said}{tail}"));
+    }
+    out.join(" ").trim_end_matches('?').trim().to_lowercase()
+}
+
+/// The sentence as its speaker would say it: "User" back to "I" (or "me" where it is
+/// an object: "for User" → "for me"), "User's" to "my".
 fn first_person(s: &str) -> String {
     let s = s
         .replace("User's", "my")
@@ -124,9 +207,10 @@ fn first_person(s: &str) -> String {
         .replace("User does", "I do");
     let s = s.replace("the assistant", "you");
     // "User pays" → "I pay": the verb back to its plain form, where the list knows it.
+    let words: Vec<&str> = s.split(' ').collect();
     let mut out: Vec<String> = Vec::new();
     let mut after_user = false;
-    for w in s.split(' ') {
+    for (n, &w) in words.iter().enumerate() {
         if after_user {
             let plain = [
                 w.strip_suffix("ies").map(|b| format!("{b}y")),
@@ -137,12 +221,16 @@ fn first_person(s: &str) -> String {
             .flatten()
             .find(|p| p.len() >= 2 && crate::dict::is_listed(p));
             out.push(plain.unwrap_or_else(|| w.to_owned()));
+            after_user = false;
         } else if w == "User" {
-            out.push("I".to_owned());
+            let before = n.checked_sub(1).map(|b| words[b]);
+            let pronoun = speaker_pronoun(before, words.get(n + 1).copied());
+            out.push(pronoun.to_owned());
+            // Only a subject's verb follows it.
+            after_user = pronoun == "I";
         } else {
             out.push(w.to_owned());
         }
-        after_user = w == "User";
     }
     out.join(" ")
 }
@@ -198,13 +286,7 @@ pub fn cues(i: &CueInput) -> Vec<String> {
     }
     if let Some(q) = i.asked {
         // Asked to the speaker: "you" is them.
-        let q = q
-            .replace("you're", "I am")
-            .replace("your", "my")
-            .replace("you", "I")
-            .trim_end_matches('?')
-            .to_lowercase();
-        push(q, &mut out);
+        push(asked_by_speaker(q), &mut out);
     }
     for s in i.sentences.iter().take(2) {
         if let Some(q) = question(s, i.named_speaker) {
@@ -255,6 +337,39 @@ pub fn cues(i: &CueInput) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_speaker_is_me_where_they_are_an_object() {
+        assert_eq!(
+            asked_by_speaker("What did she give you?"),
+            "what did she give me"
+        );
+        assert_eq!(
+            asked_by_speaker("Shall I draft anything for you before you go?"),
+            "shall you draft anything for me before i go"
+        );
+        assert_eq!(
+            asked_by_speaker("Do you want me to remind you?"),
+            "do i want you to remind me"
+        );
+        assert_eq!(
+            asked_by_speaker("How's your youngest getting on?"),
+            "how's my youngest getting on"
+        );
+        assert_eq!(
+            asked_by_speaker("Are you sure that's yours?"),
+            "are i sure that's mine"
+        );
+        assert_eq!(
+            first_person("Étienne set this up on the tablet for User and"),
+            "Étienne set this up on the tablet for me and"
+        );
+        assert_eq!(
+            first_person("Femi says User should rest"),
+            "Femi says I should rest"
+        );
+        assert_eq!(first_person("User pays the rent"), "I pay the rent");
+    }
 
     #[test]
     fn questions_by_answer_type() {
