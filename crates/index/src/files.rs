@@ -192,8 +192,9 @@ pub struct PriorFacts {
     /// Another memory names this one in `supersedes`.
     pub superseded: bool,
     /// This memory names another in `supersedes`, and that one is in the store: it
-    /// is the newer state of something that changed.
-    pub supersedes: bool,
+    /// is the newer state of something that changed. `None` unless asked for
+    /// ([`PriorAsks::supersedes`]).
+    pub supersedes: Option<bool>,
     /// `valid_to`, as seconds since the epoch.
     pub valid_to: Option<i64>,
     pub confidence: Option<f64>,
@@ -201,15 +202,32 @@ pub struct PriorFacts {
     pub updated: Option<i64>,
     pub title: String,
     /// The memory carries dates of its own: `timeline:` assertions or a validity
-    /// interval (`valid_from`/`valid_to`).
-    pub dated: bool,
+    /// interval (`valid_from`/`valid_to`). `None` unless asked for
+    /// ([`PriorAsks::timeline`]).
+    pub dated: Option<bool>,
     /// The memory asserts dates of events: `timeline:` entries (what a text that
-    /// says when becomes once its dates are resolved).
-    pub says_dates: bool,
+    /// says when becomes once its dates are resolved). `None` unless asked for.
+    pub says_dates: Option<bool>,
 }
 
-pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>, IndexError> {
+/// The prior facts that cost a lookup of their own, read only when a question's
+/// priors use them: most questions need neither, and for the head of every answer
+/// each is an index search per candidate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PriorAsks {
+    /// The `timeline:` entries ([`PriorFacts::dated`], [`PriorFacts::says_dates`]).
+    pub timeline: bool,
+    /// Whether the memory supersedes one in the store ([`PriorFacts::supersedes`]).
+    pub supersedes: bool,
+}
+
+pub(crate) fn prior_facts(
+    idx: &Index,
+    path: &str,
+    asks: PriorAsks,
+) -> Result<Option<PriorFacts>, IndexError> {
     let op = "prior facts";
+    // `CASE` evaluates its `EXISTS` only when asked for.
     let mut st = idx
         .conn
         .prepare_cached(
@@ -217,24 +235,29 @@ pub(crate) fn prior_facts(idx: &Index, path: &str) -> Result<Option<PriorFacts>,
                     EXISTS (SELECT 1 FROM links WHERE resolved = ?1 AND kind = 'supersedes'),
                     coalesce(updated_unix, created_unix), title,
                     valid_from_unix IS NOT NULL OR valid_to_unix IS NOT NULL,
-                    EXISTS (SELECT 1 FROM timeline WHERE path = ?1),
-                    EXISTS (SELECT 1 FROM links
-                            WHERE src = ?1 AND kind = 'supersedes' AND resolved IS NOT NULL)
+                    CASE WHEN ?2 THEN EXISTS (SELECT 1 FROM timeline WHERE path = ?1) END,
+                    CASE WHEN ?3 THEN EXISTS (SELECT 1 FROM links
+                            WHERE src = ?1 AND kind = 'supersedes' AND resolved IS NOT NULL) END
              FROM files WHERE path = ?1",
         )
         .map_err(idx.err(op))?;
-    st.query_row([path], |r| {
-        Ok(PriorFacts {
-            valid_to: r.get(0)?,
-            confidence: r.get(1)?,
-            superseded: r.get(2)?,
-            updated: r.get(3)?,
-            title: r.get(4)?,
-            dated: r.get::<_, bool>(5)? || r.get::<_, bool>(6)?,
-            says_dates: r.get(6)?,
-            supersedes: r.get(7)?,
-        })
-    })
+    st.query_row(
+        rusqlite::params![path, asks.timeline, asks.supersedes],
+        |r| {
+            let interval: bool = r.get(5)?;
+            let timeline: Option<bool> = r.get(6)?;
+            Ok(PriorFacts {
+                valid_to: r.get(0)?,
+                confidence: r.get(1)?,
+                superseded: r.get(2)?,
+                updated: r.get(3)?,
+                title: r.get(4)?,
+                dated: timeline.map(|t| interval || t),
+                says_dates: timeline,
+                supersedes: r.get(7)?,
+            })
+        },
+    )
     .optional()
     .map_err(idx.err(op))
 }

@@ -49,7 +49,7 @@ pub use bm25::KeptScoring;
 pub use coverage::TermMatch;
 pub use entity::{EntityHit, EntityMatch};
 pub use error::IndexError;
-pub use files::{FileRow, PriorFacts, Stamp};
+pub use files::{FileRow, PriorAsks, PriorFacts, Stamp};
 pub use gitloom_model::{Memory, StorePath, Tier};
 pub use lexical::{
     ALL_TERMS_WEIGHT, Bm25Weights, Decor, LexicalHit, LexicalQuery, RRF_K, SectionRef,
@@ -339,9 +339,14 @@ impl Index {
         entity::entities_of(self, paths)
     }
 
-    /// Supersession, validity and confidence of one file, for the read path's priors.
-    pub fn prior_facts(&self, path: &str) -> Result<Option<PriorFacts>, IndexError> {
-        files::prior_facts(self, path)
+    /// Supersession, validity and confidence of one file, for the read path's priors;
+    /// `asks` says which of the facts that cost a lookup of their own to read.
+    pub fn prior_facts(
+        &self,
+        path: &str,
+        asks: PriorAsks,
+    ) -> Result<Option<PriorFacts>, IndexError> {
+        files::prior_facts(self, path, asks)
     }
 
     /// Whether a file is dated inside `[start, end)` (seconds since the epoch), by its

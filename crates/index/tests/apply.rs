@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use gitloom_index::testutil::memory_text;
-use gitloom_index::{Index, LexicalQuery, LinkKind, SyncBatch};
+use gitloom_index::{Index, LexicalQuery, LinkKind, PriorAsks, SyncBatch};
 
 fn q(text: &str) -> LexicalQuery {
     LexicalQuery {
@@ -128,6 +128,83 @@ fn file_row_has_metadata_and_reverse_supersession() {
             .superseded_by
             .is_empty()
     );
+}
+
+/// The read path's prior facts: supersession both ways and the timeline, the last two
+/// read only when asked for (`PriorAsks`), and the same whether or not the others are.
+#[test]
+fn prior_facts_read_what_is_asked_for() {
+    let (_dir, mut idx) = temp_index();
+    let new = "---\ntitle: Works at Orbital AI\nsupersedes: facts/work/acme.md\nvalid_from: 2026-08-03\ntimeline:\n  - {date: 2026-08-03, text: first day}\n---\nStarted.\n";
+    idx.apply(&upserts(
+        "c1",
+        vec![
+            file("facts/work/orbital.md", new),
+            simple("facts/work/acme.md", "Worked at Acme", "Old job."),
+        ],
+    ))
+    .expect("apply");
+    let all = PriorAsks {
+        timeline: true,
+        supersedes: true,
+    };
+    let facts = |path: &str, asks: PriorAsks| {
+        idx.prior_facts(path, asks)
+            .expect("prior facts")
+            .expect("indexed")
+    };
+    let orbital = facts("facts/work/orbital.md", all);
+    assert_eq!(
+        (
+            orbital.superseded,
+            orbital.supersedes,
+            orbital.dated,
+            orbital.says_dates
+        ),
+        (false, Some(true), Some(true), Some(true))
+    );
+    let acme = facts("facts/work/acme.md", all);
+    assert_eq!(
+        (
+            acme.superseded,
+            acme.supersedes,
+            acme.dated,
+            acme.says_dates
+        ),
+        (true, Some(false), Some(false), Some(false))
+    );
+    for (asks, timeline, supersedes) in [
+        (PriorAsks::default(), None, None),
+        (
+            PriorAsks {
+                timeline: true,
+                supersedes: false,
+            },
+            Some(true),
+            None,
+        ),
+        (
+            PriorAsks {
+                timeline: false,
+                supersedes: true,
+            },
+            None,
+            Some(true),
+        ),
+    ] {
+        let f = facts("facts/work/orbital.md", asks);
+        assert_eq!(
+            (f.says_dates, f.supersedes),
+            (timeline, supersedes),
+            "{asks:?}"
+        );
+        assert_eq!(f.dated, timeline);
+        assert_eq!(
+            (f.superseded, f.valid_to, &f.title),
+            (false, None, &orbital.title)
+        );
+    }
+    assert!(idx.prior_facts("facts/none.md", all).expect("ok").is_none());
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use gitloom_index::{EntityMatch, Index};
+use gitloom_index::{EntityMatch, Index, PriorAsks};
 
 use super::analysis::Analysis;
 use super::config::RetrieveConfig;
@@ -36,8 +36,14 @@ pub(crate) fn apply(
     let named = named_paths(index, &fused[..head], q, cfg)?;
     let introduced = introductions(index, q, cfg)?;
     let mut applied: HashMap<String, Vec<String>> = HashMap::new();
+    // The facts that cost a lookup of their own, read only for the priors that use them.
+    let asks = PriorAsks {
+        timeline: (q.asks_when && p.says_when != 1.0)
+            || (q.shape == Shape::Temporal && p.timeline != 1.0),
+        supersedes: q.says_now && p.current != 1.0,
+    };
     for f in fused.iter_mut().take(head) {
-        let Some(row) = index.prior_facts(&f.key)? else {
+        let Some(row) = index.prior_facts(&f.key, asks)? else {
             continue;
         };
         let mut notes = Vec::new();
@@ -90,7 +96,7 @@ pub(crate) fn apply(
             && p.says_when != 1.0
             // Ingestion resolves "yesterday" to a date and records it in `timeline:`:
             // the memory says when as much as the words it was written from did.
-            && (row.says_dates
+            && (row.says_dates == Some(true)
                 || index
                     .file(&f.key)?
                     .is_some_and(|r| crate::when::says_when(&r.body)))
@@ -99,13 +105,13 @@ pub(crate) fn apply(
         }
         if q.says_now
             && p.current != 1.0
-            && row.supersedes
+            && row.supersedes == Some(true)
             && !stale
             && q.orientation == Orientation::Present
         {
             times(p.current, "current".to_owned());
         }
-        if row.dated && q.shape == Shape::Temporal && p.timeline != 1.0 {
+        if row.dated == Some(true) && q.shape == Shape::Temporal && p.timeline != 1.0 {
             times(p.timeline, "dated".to_owned());
         }
         if let Some(t) = q.tier
