@@ -274,6 +274,32 @@ fn a_larger_limit_extends_the_hits_without_reordering_them() {
     }
 }
 
+/// A depth of 0 in the configuration lists as deep as the limit asks, as it always
+/// did: it is no head of nothing, which would abstain on every question.
+#[test]
+fn a_depth_of_zero_lists_as_deep_as_the_limit() {
+    let embedder = EmbedderChoice::Given(Arc::new(common::WordHashing));
+    let (_dir, mut engine) = store_with(
+        embedder,
+        &[(
+            "facts/health/heart.md",
+            "---\ntitle: Heart doctor\n---\nThe heart doctor halved the bisoprolol.\n",
+        )],
+        &["garden", "car"],
+    );
+    engine.set_config(gitloom_engine::RetrieveConfig {
+        depth: 0,
+        ..engine.config().clone()
+    });
+    let r = engine
+        .retrieve(&RetrieveRequest::new("what did the heart doctor change"))
+        .expect("retrieve");
+    assert_eq!(
+        r.hits.first().map(|h| h.path.as_str()),
+        Some("facts/health/heart.md")
+    );
+}
+
 /// A limit is the caller's to set, up to `usize::MAX`: the arms' depth and the
 /// judged list grow with it, saturating instead of overflowing (a debug build, as
 /// tests run, panicked on the scan's depth).

@@ -175,8 +175,9 @@ impl Engine {
         // depth whatever the limit: a limit beyond it lists deeper, and deeper lists
         // fuse differently (each arm's cut reads its whole list), so `--limit 100`
         // would open differently from `--limit 10`. Such a limit ranks the deeper
-        // lists too, for the hits after the head (the arms' cost twice).
-        let (head, deep) = if req.limit > cfg.depth {
+        // lists too, for the hits after the head (the arms' cost twice). A depth of 0
+        // lists as deep as the limit, as it always did.
+        let (head, deep) = if cfg.depth > 0 && req.limit > cfg.depth {
             let at_depth = RetrieveRequest {
                 limit: cfg.depth,
                 ..req.clone()
