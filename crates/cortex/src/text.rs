@@ -534,6 +534,16 @@ pub struct Lexicon {
     pub mid_caps: HashSet<String>,
 }
 
+/// A common word with a clitic ("they're", "it's", "there'll"): a capital at the start
+/// of a sentence, never a name's first word ("They're Sonavia Lumen 5R" names the
+/// hearing aids, not "They're Sonavia…").
+fn is_contraction(lower: &str) -> bool {
+    let lower = lower.replace('\u{2019}', "'");
+    lower.split_once('\'').is_some_and(|(stem, clitic)| {
+        matches!(clitic, "re" | "ve" | "ll" | "m" | "d" | "s") && COMMON.contains(&stem)
+    })
+}
+
 fn trim_token(t: &str) -> &str {
     t.trim_matches(|c: char| {
         !(c.is_alphanumeric()
@@ -608,7 +618,7 @@ impl Lexicon {
                     .all(char::is_uppercase);
             // SHOUTING ("WE'RE ENGAGED") is words, not names.
             let shouted = acronym && w.len() > 2 && crate::dict::is_listed(&l.replace('\'', ""));
-            let cap = cap && !shouted;
+            let cap = cap && !shouted && !is_contraction(l);
             let starts = cap
                 && if initial {
                     self.initial_is_name(w, words.get(i + 1))
@@ -1118,6 +1128,12 @@ mod tests {
         assert_eq!(s[0].name, "Arjun");
         assert_eq!(s[0].kind.as_deref(), Some("person"));
         assert_eq!(s[1].prep.as_deref(), Some("about"));
+        // A pronoun's contraction opening the sentence is no part of the name after it.
+        let s = lex.spot("They're Sonavia Lumen 5R, the receiver-in-canal ones.");
+        let names: Vec<&str> = s.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, vec!["Sonavia Lumen 5R"]);
+        let s = lex.spot("It's Pádraig's funeral on Thursday.");
+        assert_eq!(s.first().map(|x| x.name.as_str()), Some("Pádraig"));
         let s = lex.spot("I accepted an offer from Orbital AI this morning.");
         assert_eq!(
             (s[0].name.as_str(), s[0].kind.as_deref()),
