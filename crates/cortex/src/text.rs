@@ -535,8 +535,8 @@ pub struct Lexicon {
 }
 
 /// A common word with a clitic ("they're", "it's", "there'll"): a capital at the start
-/// of a sentence, never a name's first word ("They're Sonavia Lumen 5R" names the
-/// hearing aids, not "They're Sonavia…").
+/// of a sentence, never a name's first word ("They're Corvale Aria 3X" names the
+/// headphones, not "They're Corvale…").
 fn is_contraction(lower: &str) -> bool {
     let lower = lower.replace('\u{2019}', "'");
     lower.split_once('\'').is_some_and(|(stem, clitic)| {
@@ -1129,11 +1129,11 @@ mod tests {
         assert_eq!(s[0].kind.as_deref(), Some("person"));
         assert_eq!(s[1].prep.as_deref(), Some("about"));
         // A pronoun's contraction opening the sentence is no part of the name after it.
-        let s = lex.spot("They're Sonavia Lumen 5R, the receiver-in-canal ones.");
+        let s = lex.spot("They're Corvale Aria 3X, the over-ear ones.");
         let names: Vec<&str> = s.iter().map(|x| x.name.as_str()).collect();
-        assert_eq!(names, vec!["Sonavia Lumen 5R"]);
-        let s = lex.spot("It's Pádraig's funeral on Thursday.");
-        assert_eq!(s.first().map(|x| x.name.as_str()), Some("Pádraig"));
+        assert_eq!(names, vec!["Corvale Aria 3X"]);
+        let s = lex.spot("It's Ondine's recital on Thursday.");
+        assert_eq!(s.first().map(|x| x.name.as_str()), Some("Ondine"));
         let s = lex.spot("I accepted an offer from Orbital AI this morning.");
         assert_eq!(
             (s[0].name.as_str(), s[0].kind.as_deref()),

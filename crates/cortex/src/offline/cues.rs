@@ -361,12 +361,12 @@ mod tests {
             "are i sure that's mine"
         );
         assert_eq!(
-            first_person("Étienne set this up on the tablet for User and"),
-            "Étienne set this up on the tablet for me and"
+            first_person("Idris set this up on the laptop for User and"),
+            "Idris set this up on the laptop for me and"
         );
         assert_eq!(
-            first_person("Femi says User should rest"),
-            "Femi says I should rest"
+            first_person("Marisol says User should rest"),
+            "Marisol says I should rest"
         );
         assert_eq!(first_person("User pays the rent"), "I pay the rent");
     }
