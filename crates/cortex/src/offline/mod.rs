@@ -8,8 +8,9 @@
 //! against the session's day; decide each sentence's subject ([`subject`]): a name it
 //! is about, the subject before it when it refers back ("she", "it"), else the speaker.
 //! Sentences of one message about one subject (and, for the speaker, one topic) make
-//! one fact: one memory per message and subject, so a memory cites exactly the message
-//! that said it and holds one subject's facts. Written in the third person with the
+//! one fact: one memory per message and subject, so a memory cites the message that
+//! said it (and, for a reply between people, the turn it quotes) and holds one
+//! subject's facts. Written in the third person with the
 //! speaker named ("User" when the user is not), titled by its first clause
 //! ([`title`]), filed under a topic from its words ([`topics`]), with question-shaped
 //! cues.
@@ -657,6 +658,13 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
     tags.dedup();
     let mut messages = BTreeSet::new();
     messages.insert(u.message);
+    // A reply between people holds the turn it answers, quoted: its words come from
+    // that message too, so it cites it (its sources say where all of its text was said).
+    if u.replying_to.is_some()
+        && let Some(before) = u.message.checked_sub(1)
+    {
+        messages.insert(before);
+    }
     Fact {
         subject,
         tier,
@@ -1125,6 +1133,10 @@ mod tests {
             ),
             "{facts:#?}"
         );
+        // Its words come from both turns, so it cites both; Ana's first turn, which
+        // quotes nothing, cites its own message only.
+        assert_eq!(reply.messages, vec![0, 1], "{facts:#?}");
+        assert_eq!(about(&facts, "military memorial").messages, vec![0]);
         // Three people: the turn before is whoever spoke last, not one fixed other.
         let facts = extract_named(&[
             ("Ana", "The new bakery on Elm Street opened on Friday."),
@@ -1147,6 +1159,7 @@ mod tests {
             facts.iter().all(|f| !f.body.contains("In reply to")),
             "{facts:#?}"
         );
+        assert!(facts.iter().all(|f| f.messages.len() == 1), "{facts:#?}");
         // To an assistant, the turn before is the assistant's and is not quoted whole.
         let facts = extract_turns(&[
             ("assistant", "Great to hear about the memorial trip."),
@@ -1156,6 +1169,7 @@ mod tests {
             facts.iter().all(|f| !f.body.contains("In reply to")),
             "{facts:#?}"
         );
+        assert!(facts.iter().all(|f| f.messages == vec![1]), "{facts:#?}");
     }
 
     #[test]
