@@ -534,92 +534,22 @@ fn points_back(clause: &str) -> bool {
             .is_some_and(|w| matches!(w.norm.as_str(), "that" | "this"))
 }
 
+/// The fact a finished unit makes: its body, tier, topic, subject and entities,
+/// title, cues, timeline, tags and the messages it cites, each from its own stage.
 fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &Session) -> Fact {
-    let raw = u.text();
-    let mut body = u.sentences.join(" ");
-    if let Some((who, said)) = &u.replying_to {
-        // The whole turn, its question included: between people, what a reply says
-        // is read against all of what it answers.
-        body = format!("In reply to {who} (\"{said}\"): {body}");
-    } else if let Some(q) = &u.answers {
-        body = format!("In answer to \"{q}\": {body}");
-    } else if let Some(before) = u.said_before.as_deref().filter(|_| u.raw.len() == 1) {
-        // "the dentist is on Tuesday so never book anything near it": the rule alone
-        // says "never book anything near it"; with what was said before, what it is.
-        let stop = if before.ends_with(['.', '!', '?']) {
-            ""
-        } else {
-            "."
-        };
-        body = format!("{before}{stop} {body}");
-    }
-    let steps = raw.matches(['\n', ';']).count() >= 2
-        || raw.contains(':') && raw.matches(',').count() >= 3
-        || raw
-            .split_whitespace()
-            .any(|w| w.ends_with(')') && w.len() <= 3);
-    let tier = match u.act {
-        Act::Rule => Tier::Rules,
-        _ if matches!(u.subject, Subject::Speaker) && has_word(&raw, SKILL_WORDS) && steps => {
-            Tier::Skills
-        }
-        _ if has_word(&raw, INCIDENT_WORDS)
-            && !matches!(u.subject, Subject::Entity(ref e) if matches!(e.kind.as_deref(), Some("person" | "pet"))) =>
-        {
-            Tier::Incidents
-        }
-        _ => Tier::Facts,
-    };
+    let body = body_of(&u);
+    let tier = tier_of(&u);
     let kind = match &u.subject {
         Subject::Entity(s) => s.kind.clone(),
         Subject::Speaker => None,
     };
-    let topic = if u.employer_start || u.employer_end {
-        "work"
-    } else if tier == Tier::Rules {
-        "preferences"
-    } else {
-        match (&u.subject, u.topic) {
-            // A person's facts are about them: filed with people unless their words
-            // say family or work.
-            (Subject::Entity(_), Some(t)) => t,
-            (Subject::Entity(_), None) => {
-                topics::of_kind(kind.as_deref()).unwrap_or(topics::FALLBACK)
-            }
-            (Subject::Speaker, Some(t)) => t,
-            (Subject::Speaker, None) => u.context_topic.unwrap_or(topics::FALLBACK),
-        }
-    };
-    let topic = reuse_topic(topic, &ctx.topics);
+    let topic = reuse_topic(topic_of(&u, tier, kind.as_deref()), &ctx.topics);
     let (subject, subject_kind) = match (&u.subject, &u.speaker) {
         (Subject::Entity(s), _) => (s.name.clone(), s.kind.clone()),
         (Subject::Speaker, Speaker::Named(n)) => (n.clone(), Some("person".to_owned())),
         (Subject::Speaker, Speaker::User) => ("User".to_owned(), None),
     };
-    let mut entities = u.entities;
-    if let Speaker::Named(n) = &u.speaker
-        && !entities.iter().any(|e| fold_name(&e.name) == fold_name(n))
-    {
-        entities.push(FactEntity {
-            name: n.clone(),
-            kind: Some("person".into()),
-        });
-    }
-    // The subject is the first entity, whether or not the sentences name it ("he's
-    // been in Lisbon since 2023" is about Alex).
-    if subject != "User" {
-        let e = match entities
-            .iter()
-            .position(|e| fold_name(&e.name) == fold_name(&subject))
-        {
-            Some(i) => entities.remove(i),
-            None => FactEntity {
-                name: subject.clone(),
-                kind: subject_kind.clone(),
-            },
-        };
-        entities.insert(0, e);
-    }
+    let entities = entities_of(&u, &subject, subject_kind.as_deref());
     // Titled by its first statement, not by a lead-in ("Sad news from Kerry.").
     let first = u.sentences.get(u.lead).unwrap_or(&u.sentences[0]);
     let title = title::title(first);
@@ -634,16 +564,6 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
         employer: u.employer_start || u.employer_end,
         asked: u.answers.as_deref(),
     });
-    let mut timeline: Vec<Dated> = u
-        .dates
-        .iter()
-        .map(|(f, s)| Dated {
-            date: f.date.to_string(),
-            text: title::title(s),
-        })
-        .collect();
-    timeline.sort_by(|a, b| a.date.cmp(&b.date));
-    timeline.dedup();
     let mut tags = vec![
         topic
             .rsplit('/')
@@ -656,15 +576,6 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
         tags.push("employer".into());
     }
     tags.dedup();
-    let mut messages = BTreeSet::new();
-    messages.insert(u.message);
-    // A reply between people holds the turn it answers, quoted: its words come from
-    // that message too, so it cites it (its sources say where all of its text was said).
-    if u.replying_to.is_some()
-        && let Some(before) = u.message.checked_sub(1)
-    {
-        messages.insert(before);
-    }
     Fact {
         subject,
         tier,
@@ -676,14 +587,138 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
         tags,
         slot,
         ends_slot: u.employer_end,
-        valid_from: u.start_date,
-        valid_to: u.end_date,
-        timeline,
+        valid_from: u.start_date.clone(),
+        valid_to: u.end_date.clone(),
+        timeline: timeline_of(&u),
         confidence: if unresolved.is_empty() { 0.7 } else { 0.5 },
-        messages: messages.into_iter().collect(),
+        messages: cited(&u),
         unresolved,
         group: Some(format!("{}/m{}", session.id, u.message)),
     }
+}
+
+/// The unit's sentences, after what they are read against: the turn a reply between
+/// people answers, the question a reply to an assistant answers, or the clause said
+/// before a lone clause that points back.
+fn body_of(u: &Unit) -> String {
+    let body = u.sentences.join(" ");
+    if let Some((who, said)) = &u.replying_to {
+        // The whole turn, its question included: between people, what a reply says
+        // is read against all of what it answers.
+        format!("In reply to {who} (\"{said}\"): {body}")
+    } else if let Some(q) = &u.answers {
+        format!("In answer to \"{q}\": {body}")
+    } else if let Some(before) = u.said_before.as_deref().filter(|_| u.raw.len() == 1) {
+        // "the dentist is on Tuesday so never book anything near it": the rule alone
+        // says "never book anything near it"; with what was said before, what it is.
+        let stop = if before.ends_with(['.', '!', '?']) {
+            ""
+        } else {
+            "."
+        };
+        format!("{before}{stop} {body}")
+    } else {
+        body
+    }
+}
+
+/// Rules are rules; the speaker's steps of a how-to are a skill; something that broke
+/// or went wrong, unless it is about a person or pet, an incident; the rest facts.
+fn tier_of(u: &Unit) -> Tier {
+    let raw = u.text();
+    let steps = raw.matches(['\n', ';']).count() >= 2
+        || raw.contains(':') && raw.matches(',').count() >= 3
+        || raw
+            .split_whitespace()
+            .any(|w| w.ends_with(')') && w.len() <= 3);
+    match u.act {
+        Act::Rule => Tier::Rules,
+        _ if matches!(u.subject, Subject::Speaker) && has_word(&raw, SKILL_WORDS) && steps => {
+            Tier::Skills
+        }
+        _ if has_word(&raw, INCIDENT_WORDS)
+            && !matches!(u.subject, Subject::Entity(ref e) if matches!(e.kind.as_deref(), Some("person" | "pet"))) =>
+        {
+            Tier::Incidents
+        }
+        _ => Tier::Facts,
+    }
+}
+
+/// The topic the unit's words (or its message's, or its subject's kind) place it under.
+fn topic_of(u: &Unit, tier: Tier, kind: Option<&str>) -> &'static str {
+    if u.employer_start || u.employer_end {
+        "work"
+    } else if tier == Tier::Rules {
+        "preferences"
+    } else {
+        match (&u.subject, u.topic) {
+            // A person's facts are about them: filed with people unless their words
+            // say family or work.
+            (Subject::Entity(_), Some(t)) => t,
+            (Subject::Entity(_), None) => topics::of_kind(kind).unwrap_or(topics::FALLBACK),
+            (Subject::Speaker, Some(t)) => t,
+            (Subject::Speaker, None) => u.context_topic.unwrap_or(topics::FALLBACK),
+        }
+    }
+}
+
+/// The unit's entities, the named speaker among them, the subject first.
+fn entities_of(u: &Unit, subject: &str, subject_kind: Option<&str>) -> Vec<FactEntity> {
+    let mut entities = u.entities.clone();
+    if let Speaker::Named(n) = &u.speaker
+        && !entities.iter().any(|e| fold_name(&e.name) == fold_name(n))
+    {
+        entities.push(FactEntity {
+            name: n.clone(),
+            kind: Some("person".into()),
+        });
+    }
+    // The subject is the first entity, whether or not the sentences name it ("he's
+    // been in Lisbon since 2023" is about Alex).
+    if subject != "User" {
+        let e = match entities
+            .iter()
+            .position(|e| fold_name(&e.name) == fold_name(subject))
+        {
+            Some(i) => entities.remove(i),
+            None => FactEntity {
+                name: subject.to_owned(),
+                kind: subject_kind.map(str::to_owned),
+            },
+        };
+        entities.insert(0, e);
+    }
+    entities
+}
+
+/// The dates the unit's sentences say, each with its sentence as a title, in date
+/// order, each once.
+fn timeline_of(u: &Unit) -> Vec<Dated> {
+    let mut timeline: Vec<Dated> = u
+        .dates
+        .iter()
+        .map(|(f, s)| Dated {
+            date: f.date.to_string(),
+            text: title::title(s),
+        })
+        .collect();
+    timeline.sort_by(|a, b| a.date.cmp(&b.date));
+    timeline.dedup();
+    timeline
+}
+
+/// The messages the memory cites: its own, and for a reply between people the turn it
+/// quotes, whose words it holds too (its sources say where all of its text was said).
+fn cited(u: &Unit) -> Vec<usize> {
+    let mut messages = BTreeSet::new();
+    messages.insert(u.message);
+    if u.replying_to.is_some()
+        && let Some(before) = u.message.checked_sub(1)
+    {
+        messages.insert(before);
+    }
+    messages.into_iter().collect()
 }
 
 /// Picks an existing topic equal to (or ending in) `wanted`, singular or plural.
