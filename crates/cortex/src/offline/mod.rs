@@ -709,7 +709,9 @@ fn timeline_of(u: &Unit) -> Vec<Dated> {
 }
 
 /// The messages the memory cites: its own, and for a reply between people the turn it
-/// quotes, whose words it holds too (its sources say where all of its text was said).
+/// quotes, whose words it holds too. An answer to an assistant quotes one question out
+/// of the assistant's turn, not the turn: citing it would claim (and embed beside the
+/// memory) a whole message the memory does not hold.
 fn cited(u: &Unit) -> Vec<usize> {
     let mut messages = BTreeSet::new();
     messages.insert(u.message);
