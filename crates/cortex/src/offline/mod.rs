@@ -446,6 +446,9 @@ const QUOTED_WORDS: usize = 80;
 /// no spaces is one word.
 const QUOTED_BYTES: usize = 800;
 
+/// How a turn quoted by its end begins.
+const QUOTED_CUT: &str = "… ";
+
 /// A turn as a reply quotes it: without the aside it ends on (a shared image's
 /// caption), on one line; `None` when nothing is left. A long turn is quoted by its
 /// end, what the reply answers: its last sentences within [`QUOTED_WORDS`], or the
@@ -476,7 +479,7 @@ fn turn_said(turn: &str) -> Option<String> {
         kept.reverse();
         kept.join(" ")
     };
-    Some(format!("… {}", tail_within(&end, QUOTED_BYTES)))
+    Some(format!("{QUOTED_CUT}{}", tail_within(&end, QUOTED_BYTES)))
 }
 
 /// The end of `s` in at most `max` bytes: from a word's start when one begins in
@@ -709,13 +712,15 @@ fn timeline_of(u: &Unit) -> Vec<Dated> {
 }
 
 /// The messages the memory cites: its own, and for a reply between people the turn it
-/// quotes, whose words it holds too. An answer to an assistant quotes one question out
-/// of the assistant's turn, not the turn: citing it would claim (and embed beside the
-/// memory) a whole message the memory does not hold.
+/// quotes whole, whose words it holds too. A long turn quoted by its end, or an
+/// assistant's turn whose one question an answer quotes, is not cited: citing it would
+/// claim (and embed beside the memory) a whole message the memory does not hold.
 fn cited(u: &Unit) -> Vec<usize> {
     let mut messages = BTreeSet::new();
     messages.insert(u.message);
-    if u.replying_to.is_some()
+    if u.replying_to
+        .as_ref()
+        .is_some_and(|(_, said)| !said.starts_with(QUOTED_CUT))
         && let Some(before) = u.message.checked_sub(1)
     {
         messages.insert(before);
@@ -1174,6 +1179,19 @@ mod tests {
         // quotes nothing, cites its own message only.
         assert_eq!(reply.messages, vec![0, 1], "{facts:#?}");
         assert_eq!(about(&facts, "military memorial").messages, vec![0]);
+        // A turn too long to quote whole is quoted by its end, and not cited: the reply
+        // does not hold it.
+        let long = format!(
+            "{} What did yours think of it?",
+            "We walked along the old harbour wall for hours.".repeat(12)
+        );
+        let facts = extract_named(&[("Ana", &long), ("Ben", "They were awestruck and humbled.")]);
+        let reply = about(&facts, "awestruck");
+        assert!(
+            reply.body.starts_with("In reply to Ana (\"… "),
+            "{facts:#?}"
+        );
+        assert_eq!(reply.messages, vec![1], "{facts:#?}");
         // Three people: the turn before is whoever spoke last, not one fixed other.
         let facts = extract_named(&[
             ("Ana", "The new bakery on Elm Street opened on Friday."),
