@@ -9,11 +9,10 @@
 //! is about, the subject before it when it refers back ("she", "it"), else the speaker.
 //! Sentences of one message about one subject (and, for the speaker, one topic) make
 //! one fact: one memory per message and subject, so a memory cites the message that
-//! said it (and, for a reply between people, the turn it quotes) and holds one
-//! subject's facts. Written in the third person with the
-//! speaker named ("User" when the user is not), titled by its first clause
-//! ([`title`]), filed under a topic from its words ([`topics`]), with question-shaped
-//! cues.
+//! said it (and, for a reply between people, the turn it quotes whole) and holds one
+//! subject's facts. Written in the third person with the speaker named ("User" when
+//! the user is not), titled by its first clause ([`title`]), filed under a topic from
+//! its words ([`topics`]), with question-shaped cues.
 //!
 //! A statement that fits no topic is still kept, under [`topics::FALLBACK`]: nothing a
 //! person said is dropped because it could not be placed. Nor left unreadable: a memory
