@@ -931,6 +931,15 @@ mod tests {
         let f = about(&facts, "Swedish");
         assert_eq!(f.subject, "Halvard Lind", "{facts:#?}");
         assert!(f.body.starts_with("Halvard Lind's Swedish"), "{facts:#?}");
+        // About the one its clause before is about, it stays on that clause's sentence
+        // as said, not a sentence of its own that repeats the name.
+        let facts = extract("My friend Tomo Arai, who's Japanese, is staying with me.");
+        let f = about(&facts, "Japanese");
+        assert_eq!(f.subject, "Tomo Arai", "{facts:#?}");
+        assert_eq!(
+            f.body, "User's friend Tomo Arai, who's Japanese, is staying with User.",
+            "{facts:#?}"
+        );
     }
 
     #[test]

@@ -299,13 +299,20 @@ impl<'a> Reading<'a> {
         t.clause_before = spots.to_vec();
         let said = subject::third_person(clause, &t.speaker, t.other.as_deref(), self.addressed);
         let (resolved, found) = dates::resolve(&said, self.anchor);
+        // "my friend Tomo Arai, who's Japanese, is visiting": a relative clause about
+        // the one its clause before is about goes on that clause's sentence as said.
+        let relative = matches!(link, subject::Link::Pronoun(None))
+            && gitloom_model::text::words(clause)
+                .first()
+                .is_some_and(|w| w.norm == "who");
+        let relative_tail = relative.then(|| resolved.clone());
         let resolved = capitalise(&resolved);
         let topic = topics::topic_of(&without_names(clause, spots)).map(|(t, _)| t);
         let opens = link.opens();
         let subj = self.speaker_after_a_turn(t, &subj, link, act, topic);
         let (placed, first_of_message) =
             self.unit_for(t, ci, &subj, act, opens, topic, clause, &found);
-        t.last_placed = Some(placed);
+        let placed_before = t.last_placed.replace(placed);
         let u = &mut self.units[placed];
         if u.topic.is_none() {
             u.topic = topic;
@@ -317,6 +324,8 @@ impl<'a> Reading<'a> {
         if u.sentences.contains(&resolved) {
             return;
         }
+        let relative_tail =
+            relative_tail.filter(|_| placed_before == Some(placed) && !u.sentences.is_empty());
         let said = Said {
             clause,
             spots,
@@ -325,6 +334,7 @@ impl<'a> Reading<'a> {
             answers: (!opens && first_of_message)
                 .then(|| t.asked.clone())
                 .flatten(),
+            relative_tail,
         };
         record(u, said, &mut t.lead_in, self.anchor);
         self.carry = Some((u.subject.clone(), t.mi));
@@ -514,6 +524,11 @@ struct Said<'c> {
     /// The question it answers, when it is the first thing said in reply with no
     /// subject of its own.
     answers: Option<String>,
+    /// As said, when it is a relative clause ("who's Japanese, is visiting") about the
+    /// subject of the clause before it, which is in the same unit: written onto that
+    /// clause's sentence ("…Tomo Arai, who's Japanese, is visiting."), not as a
+    /// sentence of its own that would repeat the name.
+    relative_tail: Option<String>,
 }
 
 /// Writes a statement into its unit: its dates, employment, entities, the pronouns it
@@ -555,6 +570,14 @@ fn record(u: &mut Unit, s: Said<'_>, lead_in: &mut Option<(String, String)>, anc
     if fresh && s.answers.is_some() {
         u.answers = s.answers;
     }
-    u.sentences.push(named_in(s.resolved, &u.subject));
+    match (s.relative_tail, u.sentences.last_mut()) {
+        (Some(tail), Some(last)) => {
+            let head = last.trim_end_matches(['.', '!', '?', ',', ' ']).len();
+            last.truncate(head);
+            last.push_str(", ");
+            last.push_str(&tail);
+        }
+        _ => u.sentences.push(named_in(s.resolved, &u.subject)),
+    }
     u.raw.push(s.clause.to_owned());
 }
