@@ -282,8 +282,8 @@ fn a_depth_of_zero_lists_as_deep_as_the_limit() {
     let (_dir, mut engine) = store_with(
         embedder,
         &[(
-            "facts/health/heart.md",
-            "---\ntitle: Heart doctor\n---\nThe heart doctor halved the bisoprolol.\n",
+            "facts/health/dentist.md",
+            "---\ntitle: Dentist\n---\nThe dentist said to floss twice a day.\n",
         )],
         &["garden", "car"],
     );
@@ -292,11 +292,11 @@ fn a_depth_of_zero_lists_as_deep_as_the_limit() {
         ..engine.config().clone()
     });
     let r = engine
-        .retrieve(&RetrieveRequest::new("what did the heart doctor change"))
+        .retrieve(&RetrieveRequest::new("what did the dentist say"))
         .expect("retrieve");
     assert_eq!(
         r.hits.first().map(|h| h.path.as_str()),
-        Some("facts/health/heart.md")
+        Some("facts/health/dentist.md")
     );
 }
 
@@ -309,8 +309,8 @@ fn the_largest_limit_is_answered() {
     let (_dir, engine) = store_with(
         embedder,
         &[(
-            "facts/health/heart.md",
-            "---\ntitle: Heart doctor\n---\nThe heart doctor halved the bisoprolol.\n",
+            "facts/health/dentist.md",
+            "---\ntitle: Dentist\n---\nThe dentist said to floss twice a day.\n",
         )],
         &["garden", "car"],
     );

@@ -365,8 +365,8 @@ mod tests {
             "Idris set this up on the laptop for me and"
         );
         assert_eq!(
-            first_person("Marisol says User should rest"),
-            "Marisol says I should rest"
+            first_person("Tamsin says User should rest"),
+            "Tamsin says I should rest"
         );
         assert_eq!(first_person("User pays the rent"), "I pay the rent");
     }
