@@ -315,11 +315,11 @@ fn the_largest_limit_is_answered() {
         &["garden", "car"],
     );
     let r = engine
-        .retrieve(&RetrieveRequest::new("what did the heart doctor change").with_limit(usize::MAX))
+        .retrieve(&RetrieveRequest::new("what did the dentist say").with_limit(usize::MAX))
         .expect("retrieve");
     assert_eq!(
         r.hits.first().map(|h| h.path.as_str()),
-        Some("facts/health/heart.md")
+        Some("facts/health/dentist.md")
     );
 }
 
