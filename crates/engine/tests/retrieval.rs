@@ -694,6 +694,89 @@ fn of_two_named_speakers_the_subject_is_answered_in_their_own_words() {
     assert_eq!(r.hits[0].path, "facts/conv/m-store.md", "{:?}", r.hits);
 }
 
+/// Two speakers who are in every turn (common entities) and one place that only one
+/// turn names.
+fn two_speakers_and_a_place(config: gitloom_engine::RetrieveConfig) -> (tempfile::TempDir, Engine) {
+    let src = tempfile::tempdir().expect("tempdir");
+    let dir = src.path().join("facts/conv");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let turn = |name: &str, who: &str, entities: &str, text: &str| {
+        let file = format!(
+            "---\ntitle: \"{who}: {}\"\nentities: [{entities}]\ncreated: 2024-01-07T10:00:00Z\n---\n{text}\n",
+            &text[..text.len().min(30)]
+        );
+        std::fs::write(dir.join(format!("{name}.md")), file).expect("write");
+    };
+    turn(
+        "t-semester",
+        "Tamsin",
+        "\"Tamsin (person)\", \"Trondheim (place)\"",
+        "In February Tamsin is off to Trondheim for a semester.",
+    );
+    turn(
+        "t-early",
+        "Tamsin",
+        "\"Tamsin (person)\"",
+        "Tamsin has to leave early tomorrow, sorry!",
+    );
+    for i in 0..12 {
+        turn(
+            &format!("t-{i}"),
+            "Tamsin",
+            "\"Tamsin (person)\"",
+            &format!("Tamsin practised the cello, etude {i}."),
+        );
+        turn(
+            &format!("h-{i}"),
+            "Halvor",
+            "\"Halvor (person)\"",
+            &format!("Halvor baked rye bread, batch {i}."),
+        );
+    }
+    let store = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        store.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            config: Some(config),
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    engine.import_dir(src.path()).expect("import");
+    (store, engine)
+}
+
+#[test]
+fn a_question_naming_a_speaker_and_a_place_is_anchored_on_the_place() {
+    let q = "When will Tamsin leave for Trondheim?";
+    let (_s, engine) = two_speakers_and_a_place(Default::default());
+    let r = engine.retrieve(&RetrieveRequest::new(q)).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/conv/t-semester.md", "{:?}", r.hits);
+    // The speaker's other turn, which holds "leave" and no place, is still listed,
+    // after the place's.
+    assert!(
+        r.hits.iter().any(|h| h.path == "facts/conv/t-early.md"),
+        "{:?}",
+        r.hits
+    );
+    // Anchored on every name, the speaker's name anchors that turn ("leave" is the
+    // whole rest of the question), and the place's turn, which lacks "leave", is
+    // refused.
+    let off = gitloom_engine::RetrieveConfig {
+        anchor_specific: false,
+        ..Default::default()
+    };
+    let (_s, engine) = two_speakers_and_a_place(off);
+    let r = engine.retrieve(&RetrieveRequest::new(q)).expect("retrieve");
+    assert_eq!(r.hits[0].path, "facts/conv/t-early.md", "{:?}", r.hits);
+    assert!(
+        r.hits.iter().all(|h| h.path != "facts/conv/t-semester.md"),
+        "{:?}",
+        r.hits
+    );
+}
+
 #[test]
 fn a_when_question_is_answered_by_a_turn_that_says_when() {
     let q = RetrieveRequest::new("When did Melanie go camping?");

@@ -139,6 +139,11 @@ pub struct RetrieveConfig {
     /// A memory naming the entity is also anchored when memories linked to it hold
     /// the rest of the question (a multi-hop answer); see `judge.rs`.
     pub anchor_join: bool,
+    /// A question naming a common entity (a speaker of the conversation) beside one
+    /// that picks memories out is anchored on the latter: the speaker's name counts
+    /// as part of the rest of the question, and a memory naming only the speaker is
+    /// at best partly anchored. `false` anchors on every name, as before.
+    pub anchor_specific: bool,
     /// A memory naming the entity that holds less of the rest than `entity_anchor`
     /// but at least this share is ranked lower rather than refused; only one that
     /// holds less is refused. 0 (or a share of `entity_anchor` or more) refuses every
@@ -283,6 +288,7 @@ impl Default for RetrieveConfig {
             entity_anchor: 0.5,
             anchor_cue: 0.8,
             anchor_join: true,
+            anchor_specific: true,
             // Any word of the rest: the smallest share above 0 (a question has far
             // fewer than 100 content words). Leave one persona out picks it in every
             // fold (BENCHMARKS.md, "Session 24").

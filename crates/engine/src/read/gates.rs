@@ -35,14 +35,19 @@ pub(crate) fn subject(named: &[&gitloom_index::EntityMatch], query: &str) -> Vec
 
 /// The entities a query names and the content words it asks about them.
 pub(crate) struct Anchor {
-    /// Words of the matched entity names / aliases.
+    /// Words of the names of the entities a hit must name: those the question names
+    /// that pick memories out, or, when it names only common ones, those.
     pub aliases: Vec<String>,
     /// Only common entities were named (speakers of a conversation, the user): the
     /// check then demotes instead of refusing, since such names are in most memories
     /// and refusing would cost recall.
     pub soft: bool,
-    /// The query's other content words.
+    /// The query's other content words (a common entity's name among them when the
+    /// question also names one that picks memories out).
     pub rest: Vec<String>,
+    /// Words of the common entities' names when they are not what a hit must name:
+    /// a memory that names only such an entity is at best partly anchored.
+    pub common: Vec<String>,
 }
 
 /// Words that ask about an entity without saying what about it.
@@ -58,18 +63,41 @@ const GENERIC: &[&str] = &[
     "named",
 ];
 
+/// The words of an entity's alias and name.
+fn name_words(m: &gitloom_index::EntityMatch) -> Vec<String> {
+    m.alias
+        .split(' ')
+        .chain(gitloom_model::fold_name(&m.name).split(' '))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 impl Anchor {
-    pub fn new(found: &[gitloom_index::EntityMatch], terms: &[String], shape: Shape) -> Anchor {
+    /// The anchor of a question naming `found`. With `specific`, a question that
+    /// names both a common entity (a speaker of the conversation, in most of its
+    /// memories) and one that picks memories out is anchored on the latter: "When
+    /// will Tim leave for Ireland?" asks for a memory about Ireland, and Tim's name
+    /// is part of what it should hold, not a name that anchors any memory of his.
+    pub fn new(
+        found: &[gitloom_index::EntityMatch],
+        terms: &[String],
+        shape: Shape,
+        specific: bool,
+    ) -> Anchor {
         let soft = found.iter().all(|m| m.common);
+        let only_specific = specific && !soft;
         let mut aliases: Vec<String> = Vec::new();
+        let mut common: Vec<String> = Vec::new();
         for m in found {
-            for w in m
-                .alias
-                .split(' ')
-                .chain(gitloom_model::fold_name(&m.name).split(' '))
-            {
-                if !w.is_empty() && !aliases.iter().any(|a| a == w) {
-                    aliases.push(w.to_owned());
+            let into = if only_specific && m.common {
+                &mut common
+            } else {
+                &mut aliases
+            };
+            for w in name_words(m) {
+                if !into.contains(&w) {
+                    into.push(w);
                 }
             }
         }
@@ -86,11 +114,17 @@ impl Anchor {
             aliases,
             soft,
             rest,
+            common,
         }
     }
 
     pub fn mentions(&self, matched: &[String]) -> bool {
         matched.iter().any(|m| self.aliases.contains(m))
+    }
+
+    /// Whether `matched` names one of the common entities the anchor set aside.
+    pub fn mentions_common(&self, matched: &[String]) -> bool {
+        matched.iter().any(|m| self.common.contains(m))
     }
 
     pub fn rest_share(&self, matched: &[String]) -> f64 {

@@ -222,7 +222,12 @@ pub(crate) fn judge<'a>(
     }
 
     // The entity anchor, over the answer as a whole.
-    let anchor = Anchor::new(&anchoring_entities(q), &q.terms, q.shape);
+    let anchor = Anchor::new(
+        &anchoring_entities(q),
+        &q.terms,
+        q.shape,
+        cfg.anchor_specific,
+    );
     // The answer type, read first: a memory that lacks what the question demands is
     // refused, and so cannot hold the rest of the question for a joined answer.
     let lacks = lacking(index, &passed, q)?;
@@ -520,7 +525,10 @@ fn partly(
     matched: impl Fn(&Judged<'_>) -> Vec<String>,
 ) -> Vec<Anchoring> {
     for (i, j) in passed.iter().enumerate() {
-        if out[i] == Anchoring::Unanchored && named[i] && partly_holds(anchor, cfg, &matched(j)) {
+        // A memory that names only a speaker of the conversation, where the question
+        // also names what it is about, is ranked below the memories that name that.
+        let named = named[i] || anchor.mentions_common(&matched(j));
+        if out[i] == Anchoring::Unanchored && named && partly_holds(anchor, cfg, &matched(j)) {
             out[i] = Anchoring::Partly;
         }
     }
