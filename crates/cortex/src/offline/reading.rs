@@ -196,7 +196,13 @@ impl<'a> Reading<'a> {
     /// A lead-in or a remark as the memory says it: in the third person, its dates
     /// resolved.
     fn said_alone(&self, t: &Turn, clause: &str) -> String {
-        let said = subject::third_person(clause, &t.speaker, t.other.as_deref(), self.addressed);
+        let said = subject::third_person(
+            clause,
+            &t.speaker,
+            t.other.as_deref(),
+            self.addressed,
+            false,
+        );
         capitalise(&dates::resolve(&said, self.anchor).0)
     }
 
@@ -297,7 +303,13 @@ impl<'a> Reading<'a> {
             name_persons(&mut self.persons, spots, t.mi);
         }
         t.clause_before = spots.to_vec();
-        let said = subject::third_person(clause, &t.speaker, t.other.as_deref(), self.addressed);
+        let said = subject::third_person(
+            clause,
+            &t.speaker,
+            t.other.as_deref(),
+            self.addressed,
+            act == Act::Statement,
+        );
         let (resolved, found) = dates::resolve(&said, self.anchor);
         // "my friend Tomo Arai, who's Japanese, is visiting": a relative clause about
         // the one its clause before is about goes on that clause's sentence as said.

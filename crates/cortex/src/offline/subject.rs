@@ -432,11 +432,16 @@ fn token_index(text: &str, ws: &[Word]) -> Vec<usize> {
 
 /// The clause in the third person: the speaker by their label ("User", "Caroline"),
 /// "you" as the assistant (or, between two named people, the other one).
+///
+/// A statement that opens on a generic "you" ("you press the button on the right
+/// aid", "apparently you apply three months before") describes what anyone does, not
+/// what the listener does: with `statement`, that "you" is kept as said.
 pub fn third_person(
     clause: &str,
     speaker: &Speaker,
     other: Option<&str>,
     addressed: bool,
+    statement: bool,
 ) -> String {
     let who = speaker.label();
     let you = match other {
@@ -445,7 +450,67 @@ pub fn third_person(
         None => "you".to_owned(),
     };
     let s = crate::text::third_person_as(clause, who);
+    // Between people a "you" that opens a statement is nearly always the other
+    // ("you both looked great", "you look so happy"); said to an assistant, one
+    // before a verb in the present tells how something works.
+    if statement && other.is_none() && addressed && opens_on_generic_you(&s) {
+        return s;
+    }
     replace_you(&s, &you)
+}
+
+/// Sentence adverbs a generic "you" may follow ("apparently you apply…", "or you
+/// can do it in the app").
+const GENERIC_YOU_LEADS: &[&str] = &[
+    "apparently",
+    "usually",
+    "normally",
+    "generally",
+    "basically",
+    "then",
+    "first",
+    "or",
+];
+
+/// Verbs after a "you" that speak to the listener whatever the sentence ("you know",
+/// "you mean"); a past ("you said") does too, and is told apart by its form.
+const ADDRESSING_VERBS: &[&str] = &[
+    "know",
+    "think",
+    "remember",
+    "mean",
+    "see",
+    "guess",
+    "understand",
+];
+
+/// Whether `clause` opens on "you" (or a sentence adverb and "you") followed by a
+/// verb in the present ("you press", "you get", "you can"): the generic "you" of an
+/// instruction or a fact about how things work, not the listener.
+fn opens_on_generic_you(clause: &str) -> bool {
+    let ws = words(clause);
+    let at = match ws.first() {
+        Some(w) if w.norm == "you" && w.clitic.is_none() => 0,
+        Some(w) if GENERIC_YOU_LEADS.contains(&w.norm.as_str()) && w.clitic.is_none() => 1,
+        _ => return false,
+    };
+    if ws
+        .get(at)
+        .is_none_or(|w| w.norm != "you" || w.clitic.is_some())
+    {
+        return false;
+    }
+    let Some(verb) = ws.get(at + 1) else {
+        return false;
+    };
+    let v = verb.norm.as_str();
+    verb.clitic.is_none()
+        && (v == "can"
+            || (!gitloom_model::text::is_stopword(v)
+                && !crate::text::is_past_form(v)
+                && !v.ends_with("ing")
+                && !ADDRESSING_VERBS.contains(&v)
+                && v.chars().all(|c| c.is_ascii_alphabetic())))
 }
 
 /// Words after which a "you" opens a clause as its subject ("when you write…").
@@ -624,12 +689,19 @@ mod tests {
                 "I went to a support group, you should come",
                 &c,
                 Some("Melanie"),
+                false,
                 false
             ),
             "Caroline went to a support group, Melanie should come"
         );
         assert_eq!(
-            third_person("don't message me before 2pm", &Speaker::User, None, true),
+            third_person(
+                "don't message me before 2pm",
+                &Speaker::User,
+                None,
+                true,
+                false
+            ),
             "don't message User before 2pm"
         );
         // A "you" that opens a clause takes the verb's agreement with it; one that is
@@ -639,16 +711,17 @@ mod tests {
                 "when you draft texts to Ana keep it casual",
                 &Speaker::User,
                 None,
-                true
+                true,
+                false
             ),
             "when the assistant drafts texts to Ana keep it casual"
         );
         assert_eq!(
-            third_person("I paint, you sing", &c, Some("Melanie"), false),
+            third_person("I paint, you sing", &c, Some("Melanie"), false, false),
             "Caroline paints, Melanie sings"
         );
         assert_eq!(
-            third_person("can you make me a plan", &Speaker::User, None, true),
+            third_person("can you make me a plan", &Speaker::User, None, true, false),
             "can the assistant make User a plan"
         );
         assert_eq!(
@@ -656,16 +729,65 @@ mod tests {
                 "if you ever see it, tell you what",
                 &Speaker::User,
                 None,
-                true
+                true,
+                false
             ),
             "if the assistant ever see it, tell the assistant what"
         );
     }
 
     #[test]
+    fn a_statement_to_an_assistant_that_opens_on_a_generic_you_keeps_it() {
+        let me = Speaker::User;
+        let stated = |clause: &str| third_person(clause, &me, None, true, true);
+        // How something works, told to an assistant: anyone's "you".
+        assert_eq!(
+            stated("you press the button on the left earpiece to change the volume"),
+            "you press the button on the left earpiece to change the volume"
+        );
+        assert_eq!(
+            stated("apparently you renew it two months before"),
+            "apparently you renew it two months before"
+        );
+        assert_eq!(
+            stated("or you can do it all in the app"),
+            "or you can do it all in the app"
+        );
+        // The listener, all the same: a verb that speaks to them, a past, a "you"
+        // further in, and anything that is not a statement.
+        assert_eq!(
+            stated("you know I hate parsnips"),
+            "the assistant knows User hates parsnips"
+        );
+        assert_eq!(
+            stated("you said the train was at six"),
+            "the assistant said the train was at six"
+        );
+        assert_eq!(
+            stated("I hope you had a good weekend"),
+            "User hopes the assistant had a good weekend"
+        );
+        assert_eq!(
+            third_person("you press the button for me", &me, None, true, false),
+            "the assistant presses the button for User"
+        );
+        // Between people, an opening "you" is the other one.
+        assert_eq!(
+            third_person(
+                "you look so happy when you dance",
+                &Speaker::Named("Tamsin".into()),
+                Some("Halvor"),
+                false,
+                true
+            ),
+            "Halvor looks so happy when Halvor dances"
+        );
+    }
+
+    #[test]
     fn a_you_before_a_form_of_be_have_or_do_is_its_subject_wherever_it_stands() {
         let c = Speaker::Named("Ana".into());
-        let said = |clause: &str| third_person(clause, &c, Some("Ben"), false);
+        let said = |clause: &str| third_person(clause, &c, Some("Ben"), false, false);
         assert_eq!(
             said("it's great how patient you are with them"),
             "it's great how patient Ben is with them"
