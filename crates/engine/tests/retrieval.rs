@@ -575,6 +575,26 @@ fn a_reranker_reorders_only_the_head_and_none_changes_nothing() {
     assert!(r.warnings.iter().any(|w| w.contains("broken")));
 }
 
+/// A store without vectors, under `config`, holding the memory files under `src`
+/// (imported as one commit).
+fn imported(
+    src: &tempfile::TempDir,
+    config: gitloom_engine::RetrieveConfig,
+) -> (tempfile::TempDir, Engine) {
+    let store = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::init_with(
+        store.path(),
+        EngineOptions {
+            embedder: EmbedderChoice::None,
+            config: Some(config),
+            ..Default::default()
+        },
+    )
+    .expect("init");
+    engine.import_dir(src.path()).expect("import");
+    (store, engine)
+}
+
 /// A conversation store: two speakers, each the entity of half the turns, so
 /// neither picks memories out for the entity arm.
 fn conversation_store(config: gitloom_engine::RetrieveConfig) -> (tempfile::TempDir, Engine) {
@@ -641,18 +661,7 @@ fn conversation_store(config: gitloom_engine::RetrieveConfig) -> (tempfile::Temp
     for (name, text) in &files {
         std::fs::write(dir.join(format!("{name}.md")), text).expect("write");
     }
-    let store = tempfile::tempdir().expect("tempdir");
-    let engine = Engine::init_with(
-        store.path(),
-        EngineOptions {
-            embedder: EmbedderChoice::None,
-            config: Some(config),
-            ..Default::default()
-        },
-    )
-    .expect("init");
-    engine.import_dir(src.path()).expect("import");
-    (store, engine)
+    imported(&src, config)
 }
 
 #[test]
@@ -733,18 +742,7 @@ fn two_speakers_and_a_place(config: gitloom_engine::RetrieveConfig) -> (tempfile
             &format!("Halvor baked rye bread, batch {i}."),
         );
     }
-    let store = tempfile::tempdir().expect("tempdir");
-    let engine = Engine::init_with(
-        store.path(),
-        EngineOptions {
-            embedder: EmbedderChoice::None,
-            config: Some(config),
-            ..Default::default()
-        },
-    )
-    .expect("init");
-    engine.import_dir(src.path()).expect("import");
-    (store, engine)
+    imported(&src, config)
 }
 
 #[test]

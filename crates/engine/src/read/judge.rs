@@ -527,8 +527,9 @@ fn partly(
     for (i, j) in passed.iter().enumerate() {
         // A memory that names only a speaker of the conversation, where the question
         // also names what it is about, is ranked below the memories that name that.
-        let named = named[i] || anchor.mentions_common(&matched(j));
-        if out[i] == Anchoring::Unanchored && named && partly_holds(anchor, cfg, &matched(j)) {
+        let held = matched(j);
+        let named = named[i] || anchor.mentions_common(&held);
+        if out[i] == Anchoring::Unanchored && named && partly_holds(anchor, cfg, &held) {
             out[i] = Anchoring::Partly;
         }
     }
