@@ -9,7 +9,7 @@ use multiversion::multiversion;
 
 use super::Precision;
 use super::ops::{add_norm, attention, gelu, linear, norm};
-use super::quant::QScratch;
+use super::quant::{QScratch, Then};
 use super::weights::{BertWeights, Linear, Norm};
 use crate::embedder::normalise;
 
@@ -100,12 +100,18 @@ fn encode(
     );
     let int8 = precision == Precision::Int8;
     // One linear layer: in i8 at that precision when its shape packs, else in f32.
-    let lin = |l: &Linear, a: &[f32], out: &mut Vec<f32>, qs: &mut QScratch| {
+    // `then` runs on the outputs: on the int8 path block by block as they are summed.
+    let lin = |l: &Linear, a: &[f32], out: &mut Vec<f32>, qs: &mut QScratch, then: Then| {
         let out = sized(out, tokens * l.outputs);
         let bias = &w[l.bias.clone()];
         match int8.then(|| l.int8(w)).flatten() {
-            Some(q) => q.forward(a, bias, out, qs),
-            None => linear(a, l.inputs, &w[l.weight.clone()], bias, out),
+            Some(q) => q.forward(a, bias, out, qs, then),
+            None => {
+                linear(a, l.inputs, &w[l.weight.clone()], bias, out);
+                if then == Then::Gelu {
+                    gelu(out);
+                }
+            }
         }
     };
     // `x = norm(x + residual)` with one of the layer's norms.
@@ -113,9 +119,9 @@ fn encode(
         add_norm(x, residual, &w[n.weight.clone()], &w[n.bias.clone()], eps);
     };
     for layer in &weights.layers {
-        lin(&layer.query, &ws.x, &mut ws.q, &mut ws.quant);
-        lin(&layer.key, &ws.x, &mut ws.k, &mut ws.quant);
-        lin(&layer.value, &ws.x, &mut ws.v, &mut ws.quant);
+        lin(&layer.query, &ws.x, &mut ws.q, &mut ws.quant, Then::Nothing);
+        lin(&layer.key, &ws.x, &mut ws.k, &mut ws.quant, Then::Nothing);
+        lin(&layer.value, &ws.x, &mut ws.v, &mut ws.quant, Then::Nothing);
         let ctx = sized(&mut ws.ctx, tokens * h);
         let mut at = 0;
         for s in seqs {
@@ -131,11 +137,28 @@ fn encode(
             );
             at += s.len();
         }
-        lin(&layer.attn_out, &ws.ctx, &mut ws.tmp, &mut ws.quant);
+        lin(
+            &layer.attn_out,
+            &ws.ctx,
+            &mut ws.tmp,
+            &mut ws.quant,
+            Then::Nothing,
+        );
         residual_norm(&mut ws.x, &ws.tmp, &layer.attn_norm);
-        lin(&layer.intermediate, &ws.x, &mut ws.inter, &mut ws.quant);
-        gelu(&mut ws.inter);
-        lin(&layer.output, &ws.inter, &mut ws.tmp, &mut ws.quant);
+        lin(
+            &layer.intermediate,
+            &ws.x,
+            &mut ws.inter,
+            &mut ws.quant,
+            Then::Gelu,
+        );
+        lin(
+            &layer.output,
+            &ws.inter,
+            &mut ws.tmp,
+            &mut ws.quant,
+            Then::Nothing,
+        );
         residual_norm(&mut ws.x, &ws.tmp, &layer.out_norm);
     }
     pool(&ws.x, seqs, h)

@@ -6,6 +6,8 @@
 //! (`vpdpbusd`, 64 multiply-adds of u8 × i8 an instruction) where the CPU has it, a
 //! portable loop elsewhere.
 
+use super::ops::gelu;
+
 /// Columns of a packed block: four registers of 16 i32 sums.
 const BLOCK: usize = 64;
 
@@ -76,32 +78,43 @@ impl QLinear {
         })
     }
 
-    /// `out[m × outputs] = a[m × inputs] · wᵀ + bias`, in integers.
-    pub(crate) fn forward(&self, a: &[f32], bias: &[f32], out: &mut [f32], s: &mut QScratch) {
+    /// `out[m × outputs] = a[m × inputs] · wᵀ + bias`, in integers, then `then` on
+    /// the outputs.
+    pub(crate) fn forward(
+        &self,
+        a: &[f32],
+        bias: &[f32],
+        out: &mut [f32],
+        s: &mut QScratch,
+        then: Then,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if vnni::available() {
             #[allow(unsafe_code)]
             // SAFETY: the CPU has the features `vnni::forward` is compiled for (checked
             // just above); it touches memory only through the slices it is given.
             unsafe {
-                vnni::forward(self, a, bias, out, s);
+                vnni::forward(self, a, bias, out, s, then);
             }
             return;
         }
-        self.stages(a, bias, out, s, quantise_row, portable);
+        self.stages(a, bias, out, s, then, quantise_row, portable);
     }
 
     /// Quantise the rows (each by `quantise`, [`quantise_row`]), sum the products with
-    /// `kernel`, scale back and add the bias; [`ROWS`] rows at a time, so the scratch
-    /// stays small (and in cache) whatever the batch: a batch of 4,096 tokens would
-    /// otherwise hold 25 MB of i32 sums.
+    /// `kernel`, scale back and add the bias, then `then`; [`ROWS`] rows at a time, so
+    /// the scratch stays small (and in cache) whatever the batch: a batch of 4,096
+    /// tokens would otherwise hold 25 MB of i32 sums, and the activation that follows
+    /// would read its 25 MB of outputs back from memory.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn stages(
         &self,
         a: &[f32],
         bias: &[f32],
         out: &mut [f32],
         s: &mut QScratch,
+        then: Then,
         quantise: impl Fn(&[f32], &mut [u8]) -> (f32, i32),
         kernel: impl Fn(&[u8], usize, usize, &[i8], usize, &mut [i32]),
     ) {
@@ -127,8 +140,21 @@ impl QLinear {
                     *o = b + sa * ws * (acc - z * cs) as f32;
                 }
             }
+            if then == Then::Gelu {
+                gelu(out);
+            }
         }
     }
+}
+
+/// What a linear layer does to its outputs once they are summed, while they are
+/// still in cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Then {
+    Nothing,
+    /// The exact GELU ([`gelu`]), element by element: the same floats as a pass of
+    /// its own over the whole output.
+    Gelu,
 }
 
 /// One output's weights as i8 into `out`, returning their scale (symmetric: the
@@ -293,7 +319,7 @@ fn portable(a: &[u8], m: usize, k: usize, packed: &[i8], n: usize, acc: &mut [i3
 mod vnni {
     use std::arch::x86_64::*;
 
-    use super::{BLOCK, QLinear, QScratch};
+    use super::{BLOCK, QLinear, QScratch, Then};
 
     /// Whether this CPU runs [`forward`].
     pub(super) fn available() -> bool {
@@ -310,12 +336,14 @@ mod vnni {
         bias: &[f32],
         out: &mut [f32],
         s: &mut QScratch,
+        then: Then,
     ) {
         q.stages(
             a,
             bias,
             out,
             s,
+            then,
             // SAFETY (both): this function runs only where the features are (its caller
             // checks).
             |row, o| unsafe { quantise_row(row, o) },
@@ -589,7 +617,7 @@ mod tests {
             let q = QLinear::new(&w, k, n).expect("packs");
             let mut got = vec![0f32; m * n];
             let mut s = QScratch::default();
-            q.forward(&a, &bias, &mut got, &mut s);
+            q.forward(&a, &bias, &mut got, &mut s, Then::Nothing);
             for r in 0..m {
                 let (g, e) = (&got[r * n..(r + 1) * n], &want[r * n..(r + 1) * n]);
                 let err = g
@@ -606,11 +634,29 @@ mod tests {
             }
             // The portable stages give the same floats as the dispatched ones.
             let mut portable_out = vec![0f32; m * n];
-            q.stages(&a, &bias, &mut portable_out, &mut s, quantise_row, portable);
+            q.stages(
+                &a,
+                &bias,
+                &mut portable_out,
+                &mut s,
+                Then::Nothing,
+                quantise_row,
+                portable,
+            );
             assert_eq!(
                 portable_out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 "{m}×{k}×{n}"
+            );
+            // The GELU run on each block as its sums come gives the floats of a pass of
+            // its own over the whole output.
+            let mut fused = vec![0f32; m * n];
+            q.forward(&a, &bias, &mut fused, &mut s, Then::Gelu);
+            crate::bert::ops::gelu(&mut got);
+            assert_eq!(
+                fused.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{m}×{k}×{n}, GELU"
             );
         }
     }
