@@ -99,29 +99,20 @@ fn encode(
         eps,
     );
     let int8 = precision == Precision::Int8;
-    // One linear layer: in i8 at that precision when its shape packs, else in f32.
-    // `then` runs on the outputs: on the int8 path block by block as they are summed.
-    let lin = |l: &Linear, a: &[f32], out: &mut Vec<f32>, qs: &mut QScratch, then: Then| {
-        let out = sized(out, tokens * l.outputs);
-        let bias = &w[l.bias.clone()];
-        match int8.then(|| l.int8(w)).flatten() {
-            Some(q) => q.forward(a, bias, out, qs, then),
-            None => {
-                linear(a, l.inputs, &w[l.weight.clone()], bias, out);
-                if then == Then::Gelu {
-                    gelu(out);
-                }
-            }
-        }
-    };
-    // `x = norm(x + residual)` with one of the layer's norms.
-    let residual_norm = |x: &mut [f32], residual: &[f32], n: &Norm| {
-        add_norm(x, residual, &w[n.weight.clone()], &w[n.bias.clone()], eps);
-    };
+    // A macro, not a closure: a closure the compiler leaves uninlined is compiled once,
+    // for the baseline instruction set, whichever build calls it (the residual norm,
+    // once a closure, ran in SSE registers in every build: 6 % of an import).
+    macro_rules! lin {
+        ($l:expr, $a:expr, $out:expr, $then:expr) => {{
+            let l: &Linear = $l;
+            let out = sized($out, tokens * l.outputs);
+            layer_forward(w, l, int8, $a, out, &mut ws.quant, $then);
+        }};
+    }
     for layer in &weights.layers {
-        lin(&layer.query, &ws.x, &mut ws.q, &mut ws.quant, Then::Nothing);
-        lin(&layer.key, &ws.x, &mut ws.k, &mut ws.quant, Then::Nothing);
-        lin(&layer.value, &ws.x, &mut ws.v, &mut ws.quant, Then::Nothing);
+        lin!(&layer.query, &ws.x, &mut ws.q, Then::Nothing);
+        lin!(&layer.key, &ws.x, &mut ws.k, Then::Nothing);
+        lin!(&layer.value, &ws.x, &mut ws.v, Then::Nothing);
         let ctx = sized(&mut ws.ctx, tokens * h);
         let mut at = 0;
         for s in seqs {
@@ -137,31 +128,44 @@ fn encode(
             );
             at += s.len();
         }
-        lin(
-            &layer.attn_out,
-            &ws.ctx,
-            &mut ws.tmp,
-            &mut ws.quant,
-            Then::Nothing,
-        );
-        residual_norm(&mut ws.x, &ws.tmp, &layer.attn_norm);
-        lin(
-            &layer.intermediate,
-            &ws.x,
-            &mut ws.inter,
-            &mut ws.quant,
-            Then::Gelu,
-        );
-        lin(
-            &layer.output,
-            &ws.inter,
-            &mut ws.tmp,
-            &mut ws.quant,
-            Then::Nothing,
-        );
-        residual_norm(&mut ws.x, &ws.tmp, &layer.out_norm);
+        let (attn_out, inter, out) = (&layer.attn_out, &layer.intermediate, &layer.output);
+        lin!(attn_out, &ws.ctx, &mut ws.tmp, Then::Nothing);
+        residual_norm(w, &mut ws.x, &ws.tmp, &layer.attn_norm, eps);
+        lin!(inter, &ws.x, &mut ws.inter, Then::Gelu);
+        lin!(out, &ws.inter, &mut ws.tmp, Then::Nothing);
+        residual_norm(w, &mut ws.x, &ws.tmp, &layer.out_norm, eps);
     }
     pool(&ws.x, seqs, h)
+}
+
+/// One linear layer: in i8 at that precision when its shape packs, else in f32;
+/// `then` runs on the outputs (on the int8 path block by block as they are summed).
+#[inline(always)]
+fn layer_forward(
+    w: &[f32],
+    l: &Linear,
+    int8: bool,
+    a: &[f32],
+    out: &mut [f32],
+    qs: &mut QScratch,
+    then: Then,
+) {
+    let bias = &w[l.bias.clone()];
+    match int8.then(|| l.int8(w)).flatten() {
+        Some(q) => q.forward(a, bias, out, qs, then),
+        None => {
+            linear(a, l.inputs, &w[l.weight.clone()], bias, out);
+            if then == Then::Gelu {
+                gelu(out);
+            }
+        }
+    }
+}
+
+/// `x = norm(x + residual)` with one of the layer's norms.
+#[inline(always)]
+fn residual_norm(w: &[f32], x: &mut [f32], residual: &[f32], n: &Norm, eps: f32) {
+    add_norm(x, residual, &w[n.weight.clone()], &w[n.bias.clone()], eps);
 }
 
 impl BertWeights {
