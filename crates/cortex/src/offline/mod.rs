@@ -151,6 +151,8 @@ struct Unit {
     unresolved: Vec<String>,
     employer_start: bool,
     employer_end: bool,
+    /// Said in a message that is a how-to's steps ([`speech::is_procedure`]).
+    procedure: bool,
     start_date: Option<String>,
     end_date: Option<String>,
 }
@@ -635,7 +637,9 @@ fn tier_of(u: &Unit) -> Tier {
             .any(|w| w.ends_with(')') && w.len() <= 3);
     match u.act {
         Act::Rule => Tier::Rules,
-        _ if matches!(u.subject, Subject::Speaker) && has_word(&raw, SKILL_WORDS) && steps => {
+        _ if matches!(u.subject, Subject::Speaker)
+            && (u.procedure || has_word(&raw, SKILL_WORDS) && steps) =>
+        {
             Tier::Skills
         }
         _ if has_word(&raw, INCIDENT_WORDS)
@@ -787,6 +791,41 @@ mod tests {
         OfflineExtractor
             .extract(&session, &ctx)
             .expect("the offline extractor reads any session")
+    }
+
+    #[test]
+    fn a_how_to_s_steps_are_one_skill_and_its_don_t_is_a_step_not_a_rule() {
+        // Said to an assistant, where a "don't" opens a rule.
+        let told = |content: &str| extract_turns(&[("user", content), ("assistant", "Noted.")]);
+        let facts = told(
+            "this is how my gran made pancakes. whisk 2 eggs into 250 ml of milk. \
+             sift 120 g of flour into a bowl. pour the milk in slowly. \
+             don't overmix, a few lumps are fine. rest the batter for 30 mins",
+        );
+        assert!(facts.iter().all(|f| f.tier != Tier::Rules), "{facts:#?}");
+        let steps = facts
+            .iter()
+            .find(|f| f.body.contains("overmix"))
+            .expect("the step is kept");
+        assert_eq!(steps.tier, Tier::Skills, "{facts:#?}");
+        assert!(steps.body.contains("Sift 120 g"), "{facts:#?}");
+        // A rule beside a request or two is still a rule: they are no how-to.
+        let facts = told(
+            "never book anything for me on mondays. write me a plan for the week. \
+             send it over tonight",
+        );
+        assert!(facts.iter().any(|f| f.tier == Tier::Rules), "{facts:#?}");
+        // Nor is a "don't" in a how-to that speaks to the assistant one of its steps.
+        let facts = told(
+            "whisk 2 eggs into 250 ml of milk. sift 120 g of flour into a bowl. \
+             pour the milk in slowly. don't ever suggest a recipe with pork to me",
+        );
+        assert!(
+            facts
+                .iter()
+                .any(|f| f.tier == Tier::Rules && f.body.contains("pork")),
+            "{facts:#?}"
+        );
     }
 
     #[test]

@@ -64,6 +64,8 @@ struct Turn {
     replying_to: Option<(String, String)>,
     clauses: Vec<String>,
     acts: Vec<Act>,
+    /// The message is a how-to's steps ([`speech::is_procedure`]).
+    procedure: bool,
     /// A short lead-in ("Sad news from Kerry.", "Big news:") waiting for the statement
     /// after it: as said, and as the memory says it.
     lead_in: Option<(String, String)>,
@@ -155,10 +157,19 @@ impl<'a> Reading<'a> {
             })
             .flat_map(|s| speech::clauses(&speech::clean(&s)))
             .collect();
-        let acts = clauses
+        let mut acts: Vec<Act> = clauses
             .iter()
             .map(|c| speech::act(c, self.addressed))
             .collect();
+        // A how-to's "don't stir, just turn it once" is one of its steps.
+        let procedure = speech::is_procedure(&clauses);
+        if procedure {
+            for (a, c) in acts.iter_mut().zip(&clauses) {
+                if *a == Act::Rule && !speech::speaks_to_or_of_speaker(c) {
+                    *a = Act::Statement;
+                }
+            }
+        }
         Turn {
             mi,
             speaker,
@@ -168,6 +179,7 @@ impl<'a> Reading<'a> {
             replying_to,
             clauses,
             acts,
+            procedure,
             lead_in: None,
             clause_before: Vec::new(),
             last_placed: None,
@@ -326,6 +338,7 @@ impl<'a> Reading<'a> {
             self.unit_for(t, ci, &subj, act, opens, topic, clause, &found);
         let placed_before = t.last_placed.replace(placed);
         let u = &mut self.units[placed];
+        u.procedure |= t.procedure;
         if u.topic.is_none() {
             u.topic = topic;
         }
@@ -488,6 +501,7 @@ impl<'a> Reading<'a> {
             unresolved: Vec::new(),
             employer_start: false,
             employer_end: false,
+            procedure: false,
             start_date: None,
             end_date: None,
         });

@@ -611,6 +611,49 @@ pub fn clauses(sentence: &str) -> Vec<String> {
         .collect()
 }
 
+/// How many of a message's clauses must open on an imperative for the message to be
+/// a how-to (a recipe, a procedure): one or two imperatives are requests or rules.
+const PROCEDURE_STEPS: usize = 3;
+
+/// Whether `clauses` (one message's) are the steps of a how-to: at least
+/// [`PROCEDURE_STEPS`] of them open on a bare verb with its object or particle
+/// after it ("blend 4 plum tomatoes", "add the rice", "cover with foil"). Its "don't
+/// stir" is then a step like the others, not a rule for the assistant.
+pub fn is_procedure(clauses: &[String]) -> bool {
+    clauses.iter().filter(|c| opens_on_a_step(c)).count() >= PROCEDURE_STEPS
+}
+
+/// Whether `clause` opens on a verb in the imperative: a word that is no function
+/// word, number, past form or -ing form, with an object opener (a determiner, a
+/// pronoun, a particle) or a number right after it.
+fn opens_on_a_step(clause: &str) -> bool {
+    let ws = words(clause);
+    let Some(first) = ws.first() else {
+        return false;
+    };
+    let v = first.norm.as_str();
+    let norms: Vec<String> = ws.iter().map(norm_of).collect();
+    first.clitic.is_none()
+        && v.chars().all(|c| c.is_ascii_alphabetic())
+        && !gitloom_model::text::is_stopword(v)
+        && !crate::text::is_past_form(v)
+        && !v.ends_with("ing")
+        && ws.len() > 1
+        && imperative_at(&norms, 0, false)
+}
+
+/// Whether a rule word's clause speaks of the assistant or the speaker ("don't
+/// message me…", "never suggest…to me", "always give you…"): a rule asks something
+/// of the one it is said to; a step of a how-to ("don't stir") does not.
+pub fn speaks_to_or_of_speaker(clause: &str) -> bool {
+    words(clause).iter().any(|w| {
+        matches!(
+            w.norm.as_str(),
+            "i" | "me" | "my" | "mine" | "we" | "us" | "our" | "you" | "your" | "u"
+        )
+    })
+}
+
 /// What `sentence` (cleaned) does. `addressed`: the conversation has an assistant (a
 /// `you` is the assistant); in a conversation between people a `you` is the other.
 pub fn act(sentence: &str, addressed: bool) -> Act {
