@@ -900,6 +900,16 @@ pub(crate) fn is_past_form(word: &str) -> bool {
         || (word.len() >= 4 && word.ends_with("ed") && !NOT_PAST_ED.contains(&word))
 }
 
+/// Whether `word` (lower case) may be a verb in its plain form ("press", "blend",
+/// "add"): letters only, and no function word, past form or -ing form. What follows
+/// it decides whether it is one.
+pub(crate) fn may_be_plain_verb(word: &str) -> bool {
+    word.chars().all(|c| c.is_ascii_alphabetic())
+        && !gitloom_model::text::is_stopword(word)
+        && !is_past_form(word)
+        && !word.ends_with("ing")
+}
+
 /// Words after the speaker that are not present-tense verbs to inflect.
 const NOT_INFLECTED: &[&str] = &[
     "is",

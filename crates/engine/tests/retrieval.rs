@@ -575,12 +575,8 @@ fn a_reranker_reorders_only_the_head_and_none_changes_nothing() {
     assert!(r.warnings.iter().any(|w| w.contains("broken")));
 }
 
-/// A store without vectors, under `config`, holding the memory files under `src`
-/// (imported as one commit).
-fn imported(
-    src: &tempfile::TempDir,
-    config: gitloom_engine::RetrieveConfig,
-) -> (tempfile::TempDir, Engine) {
+/// An empty store without vectors, retrieving under `config`.
+fn configured_store(config: gitloom_engine::RetrieveConfig) -> (tempfile::TempDir, Engine) {
     let store = tempfile::tempdir().expect("tempdir");
     let engine = Engine::init_with(
         store.path(),
@@ -591,6 +587,16 @@ fn imported(
         },
     )
     .expect("init");
+    (store, engine)
+}
+
+/// A store without vectors, under `config`, holding the memory files under `src`
+/// (imported as one commit).
+fn imported(
+    src: &tempfile::TempDir,
+    config: gitloom_engine::RetrieveConfig,
+) -> (tempfile::TempDir, Engine) {
+    let (store, engine) = configured_store(config);
     engine.import_dir(src.path()).expect("import");
     (store, engine)
 }
@@ -1238,16 +1244,7 @@ fn a_candidate_is_fused_at_its_own_cosine_whether_or_not_a_semantic_arm_listed_i
 /// Two memories name one person: the first introduces them, the later one only
 /// mentions them doing something, under a title with the name in it.
 fn introduction_store(config: gitloom_engine::RetrieveConfig) -> (tempfile::TempDir, Engine) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let engine = Engine::init_with(
-        dir.path(),
-        EngineOptions {
-            embedder: EmbedderChoice::None,
-            config: Some(config),
-            ..Default::default()
-        },
-    )
-    .expect("init");
+    let (dir, engine) = configured_store(config);
     let files = [
         (
             "facts/fitness/club.md",

@@ -620,7 +620,11 @@ const PROCEDURE_STEPS: usize = 3;
 /// after it ("blend 4 plum tomatoes", "add the rice", "cover with foil"). Its "don't
 /// stir" is then a step like the others, not a rule for the assistant.
 pub fn is_procedure(clauses: &[String]) -> bool {
-    clauses.iter().filter(|c| opens_on_a_step(c)).count() >= PROCEDURE_STEPS
+    clauses
+        .iter()
+        .filter(|c| opens_on_a_step(c))
+        .nth(PROCEDURE_STEPS - 1)
+        .is_some()
 }
 
 /// Whether `clause` opens on a verb in the imperative: a word that is no function
@@ -631,13 +635,10 @@ fn opens_on_a_step(clause: &str) -> bool {
     let Some(first) = ws.first() else {
         return false;
     };
-    let v = first.norm.as_str();
-    let norms: Vec<String> = ws.iter().map(norm_of).collect();
+    // `imperative_at` reads the word after the verb only.
+    let norms: Vec<String> = ws.iter().take(2).map(norm_of).collect();
     first.clitic.is_none()
-        && v.chars().all(|c| c.is_ascii_alphabetic())
-        && !gitloom_model::text::is_stopword(v)
-        && !crate::text::is_past_form(v)
-        && !v.ends_with("ing")
+        && crate::text::may_be_plain_verb(&first.norm)
         && ws.len() > 1
         && imperative_at(&norms, 0, false)
 }

@@ -505,12 +505,7 @@ fn opens_on_generic_you(clause: &str) -> bool {
     };
     let v = verb.norm.as_str();
     verb.clitic.is_none()
-        && (v == "can"
-            || (!gitloom_model::text::is_stopword(v)
-                && !crate::text::is_past_form(v)
-                && !v.ends_with("ing")
-                && !ADDRESSING_VERBS.contains(&v)
-                && v.chars().all(|c| c.is_ascii_alphabetic())))
+        && (v == "can" || crate::text::may_be_plain_verb(v) && !ADDRESSING_VERBS.contains(&v))
 }
 
 /// Words after which a "you" opens a clause as its subject ("when you write…").
