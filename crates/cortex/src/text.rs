@@ -532,6 +532,9 @@ pub struct Lexicon {
     pub known: Vec<(String, String, Option<String>)>,
     /// Words the session capitalises in the middle of a sentence.
     pub mid_caps: HashSet<String>,
+    /// Time zones: acronyms the text writes right after a clock time ("08:12 UTC",
+    /// "9:30 CET"), lower case. Never names, wherever else they stand ("times in UTC").
+    pub zones: HashSet<String>,
 }
 
 /// A common word with a clitic ("they're", "it's", "there'll"): a capital at the start
@@ -567,6 +570,23 @@ fn is_cap(t: &str) -> bool {
     t.chars().next().is_some_and(char::is_uppercase)
 }
 
+/// Capitals only, at least two letters: "UTC", "SRE", "DBA-4471".
+fn is_acronym(t: &str) -> bool {
+    t.len() > 1
+        && t.chars()
+            .filter(|c| c.is_alphabetic())
+            .all(char::is_uppercase)
+}
+
+/// A clock time as written: "04:40", "9.30", "23:40".
+fn is_clock(t: &str) -> bool {
+    t.split_once([':', '.']).is_some_and(|(h, m)| {
+        (1..=2).contains(&h.len())
+            && m.len() == 2
+            && h.chars().chain(m.chars()).all(|c| c.is_ascii_digit())
+    })
+}
+
 fn has_digit(t: &str) -> bool {
     t.chars().any(|c| c.is_ascii_digit())
 }
@@ -575,11 +595,16 @@ impl Lexicon {
     /// Learns which words the text capitalises mid-sentence.
     pub fn learn(&mut self, text: &str) {
         for s in sentences(text) {
+            let mut before = None;
             for (i, raw) in s.split_whitespace().enumerate() {
                 let t = trim_token(raw);
                 if i > 0 && is_cap(t) && t != "I" && !t.starts_with("I'") {
                     self.mid_caps.insert(t.to_lowercase());
                 }
+                if is_acronym(t) && before.is_some_and(is_clock) {
+                    self.zones.insert(t.to_lowercase());
+                }
+                before = Some(t);
             }
         }
     }
@@ -612,13 +637,11 @@ impl Lexicon {
             let l = lower[i].as_str();
             let cap = is_cap(w) && w != "I" && !w.starts_with("I'") && !CALENDAR.contains(&l);
             let initial = i == 0 || raw[i - 1].ends_with(':');
-            let acronym = w.len() > 1
-                && w.chars()
-                    .filter(|c| c.is_alphabetic())
-                    .all(char::is_uppercase);
+            let acronym = is_acronym(w);
             // SHOUTING ("WE'RE ENGAGED") is words, not names.
             let shouted = acronym && w.len() > 2 && crate::dict::is_listed(&l.replace('\'', ""));
-            let cap = cap && !shouted && !is_contraction(l);
+            let zone = self.zones.contains(l);
+            let cap = cap && !shouted && !zone && !is_contraction(l);
             let starts = cap
                 && if initial {
                     self.initial_is_name(w, words.get(i + 1))
@@ -677,7 +700,10 @@ impl Lexicon {
         // Known names written in lower case ("mellob") still count.
         let folded = format!(" {} ", fold_name(sentence));
         for (f, display, kind) in &self.known {
-            if folded.contains(&format!(" {f} ")) && !out.iter().any(|s| fold_name(&s.name) == *f) {
+            if folded.contains(&format!(" {f} "))
+                && !out.iter().any(|s| fold_name(&s.name) == *f)
+                && !self.zones.contains(f)
+            {
                 let first = f.split(' ').next().unwrap_or_default();
                 // The token the name starts in; a name inside a token ("ledger-api")
                 // is no mention of it.
@@ -1123,6 +1149,24 @@ mod tests {
             third_person("Hana cleared me yesterday morning, I did it myself"),
             "Hana cleared User yesterday morning, User did it User"
         );
+    }
+
+    #[test]
+    fn a_zone_written_after_a_clock_time_is_never_a_name() {
+        let mut lex = Lexicon::default();
+        lex.learn("Times in QST please. The node hung at 08:12 QST and again at 9.30 QST.");
+        assert!(lex.zones.contains("qst"));
+        for sentence in ["Times in QST please.", "The node hung at 08:12 QST."] {
+            assert!(lex.spot(sentence).is_empty(), "{sentence}");
+        }
+        // Known from the store, it is still no name.
+        lex.add_known("QST", Some("place".into()));
+        assert!(lex.spot("all times in qst").is_empty());
+        // An acronym nowhere after a clock time stays a name.
+        let s = lex.spot("Paged the DBA at 08:25, Ruth from DBX answered.");
+        let names: Vec<&str> = s.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, vec!["DBA", "Ruth", "DBX"]);
+        assert!(is_clock("04:40") && is_clock("9.30") && !is_clock("1,900") && !is_clock("4.690"));
     }
 
     #[test]

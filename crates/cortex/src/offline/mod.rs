@@ -52,6 +52,8 @@ use subject::{Speaker, Subject};
 pub(crate) struct RunNames {
     /// The words the run capitalises mid-sentence.
     caps: std::collections::HashSet<String>,
+    /// The time zones it writes after clock times ([`Lexicon::zones`]).
+    zones: std::collections::HashSet<String>,
     /// The names its words give away ([`names::scan`]).
     found: std::collections::BTreeMap<String, Option<String>>,
 }
@@ -62,6 +64,7 @@ impl RunNames {
         lex.learn(text);
         RunNames {
             caps: lex.mid_caps,
+            zones: lex.zones,
             found: names::scan(text),
         }
     }
@@ -206,6 +209,7 @@ fn session_lexicon(session: &Session, ctx: &ExtractContext) -> Lexicon {
     }
     let run = ctx.run_text.names();
     lex.mid_caps.extend(run.caps.iter().cloned());
+    lex.zones.extend(run.zones.iter().cloned());
     for (_, m) in session.speaking_messages() {
         lex.learn(&m.content);
     }

@@ -281,6 +281,11 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
         let w = &ws[i];
         let n = w.with_clitic();
         if let Some(s) = name_at(token_of[i]).filter(|s| s.prep.is_none()) {
+            // "The Irish pension came through": the noun the name qualifies is what
+            // the clause is about, and it is no name.
+            if qualifies_next(&ws, i, s, clause) {
+                break;
+            }
             // The speaker's own name is the speaker.
             if matches!(speaker, Speaker::Named(me) if gitloom_model::fold_name(me) == gitloom_model::fold_name(&s.name))
             {
@@ -340,6 +345,25 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
     // No subject up front ("the pills are…", "there are 46 plots"): the sentence goes on
     // about whatever the one before was about.
     (before.cloned().unwrap_or(Subject::Speaker), Link::Continued)
+}
+
+/// True when the name spotted at word `i` stands between an article and a common
+/// noun ("the Irish pension", "a Région grant"): it qualifies the noun, which is the
+/// head of the phrase. The noun is a lower-case content word that reads as no verb
+/// after a singular subject (no past, -ing or -s form, no adverb in -ly: "the Renault
+/// arrived", "the Renault needs", "the Renault finally…" keep the name).
+fn qualifies_next(ws: &[Word], i: usize, name: &Spotted, clause: &str) -> bool {
+    let after = i + words(&name.name).len();
+    i > 0
+        && matches!(ws[i - 1].norm.as_str(), "the" | "a" | "an")
+        && ws.get(after).is_some_and(|n| {
+            clause[ws[after - 1].end()..n.start].trim().is_empty()
+                && n.clitic.is_none()
+                && !n.capitalised()
+                && crate::text::may_be_plain_verb(&n.norm)
+                && !n.norm.ends_with("ly")
+                && (!n.norm.ends_with('s') || n.norm.ends_with("ss"))
+        })
 }
 
 /// Where the relation that starts at word `from` ends ("my best friend Aoife": after
@@ -654,6 +678,55 @@ mod tests {
             .0,
             Subject::Entity(callan)
         );
+    }
+
+    #[test]
+    fn a_name_that_qualifies_the_noun_after_it_is_not_the_subject() {
+        let me = Speaker::User;
+        let genders = Genders::default();
+        let cx = Context {
+            before: None,
+            earlier: None,
+            persons: &[],
+            antecedents: &[],
+            genders: &genders,
+            speaker: &me,
+        };
+        let thing = |name: &str, at: usize| Spotted {
+            name: name.into(),
+            kind: None,
+            at,
+            prep: None,
+        };
+        let subject = |clause: &str, name: Spotted| of(clause, &[name], &cx).0;
+        // The pension is the speaker's; "Irish" says which one.
+        assert_eq!(
+            subject("The Irish pension came through!", thing("Irish", 1)),
+            Subject::Speaker
+        );
+        assert_eq!(
+            subject("a Vetro grant paid for the roof", thing("Vetro", 1)),
+            Subject::Speaker
+        );
+        // Before a verb, an adverb or a preposition the name is the subject.
+        for clause in [
+            "The Renault is here!",
+            "The Renault arrived on Monday",
+            "The Renault needs new tyres",
+            "The Renault finally came",
+            "The Renault, the electric one, came",
+        ] {
+            let r = thing("Renault", 1);
+            assert_eq!(subject(clause, r.clone()), Subject::Entity(r), "{clause}");
+        }
+        let agm = thing("AGM", 1);
+        assert_eq!(
+            subject("The AGM on Saturday was a circus", agm.clone()),
+            Subject::Entity(agm)
+        );
+        // Without an article a name before a noun is read as before ("Kasper rang").
+        let k = Spotted::person("Kasper", 0);
+        assert_eq!(subject("Kasper rang", k.clone()), Subject::Entity(k));
     }
 
     #[test]
