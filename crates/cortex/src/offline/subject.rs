@@ -276,8 +276,9 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
     let name_at = |i: usize| spots.iter().find(|s| s.at == i);
     // Word index in `words` → word index in whitespace tokens (what Spotted counts).
     let token_of = token_index(clause, &ws);
-    let mut i = 0;
-    while i < ws.len() && i < 8 {
+    let start = label_end(&ws, clause, |k| name_at(token_of[k]).is_some()).unwrap_or(0);
+    let mut i = start;
+    while i < ws.len() && i < start + 8 {
         let w = &ws[i];
         let n = w.with_clitic();
         if let Some(s) = name_at(token_of[i]).filter(|s| s.prep.is_none()) {
@@ -285,6 +286,15 @@ pub fn of(clause: &str, spots: &[Spotted], cx: &Context) -> (Subject, Link) {
             // the clause is about, and it is no name.
             if qualifies_next(&ws, i, s, clause) {
                 break;
+            }
+            // "Theo and I got pre-approved": the speaker is in it.
+            let after = i + words(&s.name).len();
+            if ws.get(after).is_some_and(|w| w.norm == "and")
+                && ws
+                    .get(after + 1)
+                    .is_some_and(|w| matches!(w.norm.as_str(), "i" | "me"))
+            {
+                return (Subject::Speaker, Link::Named);
             }
             // The speaker's own name is the speaker.
             if matches!(speaker, Speaker::Named(me) if gitloom_model::fold_name(me) == gitloom_model::fold_name(&s.name))
@@ -364,6 +374,29 @@ fn qualifies_next(ws: &[Word], i: usize, name: &Spotted, clause: &str) -> bool {
                 && !n.norm.ends_with("ly")
                 && (!n.norm.ends_with('s') || n.norm.ends_with("ss"))
         })
+}
+
+/// A clause that opens on a label and a colon ("Problem: Sam only walks in…", "The
+/// garden: Pontet did what he said", "Christmas: I'm going to Nantes"): the index of
+/// the first word after the colon, where the subject is to be read. A label is one
+/// or two content words, an article allowed; a name, a pronoun or a verb before the
+/// colon makes it a clause of its own ("Mathilde rang: …").
+fn label_end(ws: &[Word], clause: &str, is_name: impl Fn(usize) -> bool) -> Option<usize> {
+    let colon = (0..ws.len().min(3)).find(|&k| {
+        let to = ws.get(k + 1).map_or(clause.len(), |n| n.start);
+        clause[ws[k].end()..to].contains(':')
+    })?;
+    let article = |w: &Word| matches!(w.norm.as_str(), "the" | "a" | "an");
+    let content = ws[..=colon].iter().filter(|w| !article(w)).count();
+    let plain = ws[..=colon].iter().enumerate().all(|(k, w)| {
+        article(w)
+            || (!is_name(k)
+                && w.clitic.is_none()
+                && !gitloom_model::text::is_stopword(&w.norm)
+                && !crate::text::is_past_form(&w.norm)
+                && !is_pronoun(&w.norm))
+    });
+    (plain && (1..=2).contains(&content) && colon + 1 < ws.len()).then_some(colon + 1)
 }
 
 /// Where the relation that starts at word `from` ends ("my best friend Aoife": after
@@ -727,6 +760,73 @@ mod tests {
         // Without an article a name before a noun is read as before ("Kasper rang").
         let k = Spotted::person("Kasper", 0);
         assert_eq!(subject("Kasper rang", k.clone()), Subject::Entity(k));
+    }
+
+    #[test]
+    fn a_label_before_a_colon_is_not_the_subject_and_the_speaker_beside_a_name_is() {
+        let me = Speaker::User;
+        let genders = Genders::default();
+        let before = Subject::Entity(Spotted::person("Kasper", 0));
+        let cx = Context {
+            before: Some(&before),
+            earlier: None,
+            persons: &[],
+            antecedents: &[],
+            genders: &genders,
+            speaker: &me,
+        };
+        let subject = |clause: &str, spots: &[Spotted]| of(clause, spots, &cx).0;
+        // What follows the label says whom the clause is about.
+        let sam = Spotted::person("Sam", 1);
+        assert_eq!(
+            subject(
+                "Problem: Sam only walks in the park",
+                std::slice::from_ref(&sam)
+            ),
+            Subject::Entity(sam)
+        );
+        let ines = Spotted::person("Ines", 2);
+        assert_eq!(
+            subject(
+                "The garden: Ines did what she said",
+                std::slice::from_ref(&ines)
+            ),
+            Subject::Entity(ines)
+        );
+        assert_eq!(
+            subject("Work news: I'm switching teams", &[]),
+            Subject::Speaker
+        );
+        // A name or a verb before the colon: the clause's own subject.
+        let m = Spotted::person("Mathilde", 0);
+        assert_eq!(
+            subject(
+                "Mathilde rang: the deadline moved",
+                std::slice::from_ref(&m)
+            ),
+            Subject::Entity(m)
+        );
+        let ana = Spotted::person("Ana", 4);
+        assert_eq!(
+            subject("we agreed on this: Ana pays", std::slice::from_ref(&ana)),
+            Subject::Speaker
+        );
+        // Three words are no label: the clause goes on about the one before.
+        assert_eq!(subject("note to self: buy stamps", &[]), before);
+        // The speaker named beside someone: the fact is the speaker's too.
+        let theo = Spotted::person("Theo", 0);
+        assert_eq!(
+            subject(
+                "Theo and I got pre-approved on Friday",
+                std::slice::from_ref(&theo)
+            ),
+            Subject::Speaker
+        );
+        let two = [theo.clone(), Spotted::person("Arjun", 2)];
+        assert_eq!(
+            subject("Theo and Arjun are coming too", &two),
+            Subject::Entity(theo)
+        );
     }
 
     #[test]
