@@ -1070,6 +1070,12 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
     s = SPEAKER_VERB
         .replace_all(&s, |c: &regex::Captures| {
             let v = &c[1];
+            // "Theo and I are going": the speaker and another, a plural subject; no
+            // clause joined by "and" has "I are".
+            let joined = c.get(0).is_some_and(|m| s[..m.start()].ends_with("and "));
+            if joined && matches!(v, "are" | "were") {
+                return format!("\u{1} {v}");
+            }
             match third_singular(v) {
                 Some(inflected) => format!("\u{1} {inflected}"),
                 None => format!("\u{1} {v}"),
@@ -1148,6 +1154,16 @@ mod tests {
         assert_eq!(
             third_person("Hana cleared me yesterday morning, I did it myself"),
             "Hana cleared User yesterday morning, User did it User"
+        );
+        // The speaker beside another is a plural subject; "and I" that joins two
+        // clauses is not.
+        assert_eq!(
+            third_person("Theo and I are going to Oaxaca, Ana and i were not"),
+            "Theo and User are going to Oaxaca, Ana and User were not"
+        );
+        assert_eq!(
+            third_person("I love it and I go every week"),
+            "User loves it and User goes every week"
         );
     }
 
