@@ -300,7 +300,15 @@ pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
                     month = Some(date);
                 }
                 found.push(Found { date, coarse });
-                rewrite.unwrap_or(whole)
+                // "next week's lesson", "next year's AGM": a date that qualifies a
+                // noun has no rewrite that reads ("in the week after …'s lesson").
+                let possessive =
+                    text[end..].starts_with("'s") || text[end..].starts_with("\u{2019}s");
+                if possessive {
+                    whole
+                } else {
+                    rewrite.unwrap_or(whole)
+                }
             }
             None => whole,
         }
@@ -614,6 +622,20 @@ mod tests {
         assert_eq!(f[1].date, d("2022-03-01"));
         let (t, f) = resolve("I may come", a);
         assert_eq!((t.as_str(), f.len()), ("I may come", 0));
+    }
+
+    #[test]
+    fn a_date_that_qualifies_a_noun_is_found_and_kept_as_written() {
+        let a = d("2026-05-28");
+        for (said, date) in [
+            ("pausing after next week's lesson", "2026-06-04"),
+            ("Next year's AGM is on a Saturday", "2027-01-01"),
+            ("tomorrow\u{2019}s opening went well", "2026-05-29"),
+        ] {
+            let (t, f) = resolve(said, a);
+            assert_eq!(t, said);
+            assert_eq!(f.first().map(|f| f.date), Some(d(date)), "{said}");
+        }
     }
 
     #[test]
