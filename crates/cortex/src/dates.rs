@@ -334,12 +334,12 @@ fn interpret(
     }
     if let (Some(d), Some(m)) = (g("dm_d"), g("dm_m")) {
         return day_in_month(d, m, g("dm_y"), g("dm_rel"), anchor, context, |y| {
-            format!("{d} {m} {y}")
+            format!("{d} {} {y}", capital(m))
         });
     }
     if let (Some(m), Some(d)) = (g("md_m"), g("md_d")) {
         return day_in_month(d, m, g("md_y"), g("md_rel"), anchor, context, |y| {
-            format!("{m} {d}, {y}")
+            format!("{} {d}, {y}", capital(m))
         });
     }
     if let (Some(rel), Some(m)) = (g("rel_m"), g("rel_mn")) {
@@ -423,7 +423,16 @@ fn relative_month(rel: &str, m: &str, year: Option<&str>, anchor: Date) -> Optio
         "since" | "until" | "by" => rel.to_owned(),
         _ => "in".to_owned(),
     };
-    Some((date, true, Some(format!("{prep} {m} {year}"))))
+    Some((date, true, Some(format!("{prep} {} {year}", capital(m)))))
+}
+
+/// A month's name as written but capitalised, as a date is written back ("june 8" →
+/// "8 June 2026"): chat text often writes it in lower case.
+fn capital(m: &str) -> String {
+    let mut c = m.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// "three days ago", "2 weeks ago": coarse unless counted in days.
@@ -622,6 +631,9 @@ mod tests {
         assert_eq!(f[1].date, d("2022-03-01"));
         let (t, f) = resolve("I may come", a);
         assert_eq!((t.as_str(), f.len()), ("I may come", 0));
+        // Chat's lower-case month is written back with its capital.
+        let (t, _) = resolve("i start june 8, back in sept", a);
+        assert_eq!(t, "i start June 8, 2026, back in Sept 2026");
     }
 
     #[test]
@@ -737,7 +749,7 @@ mod tests {
         let (t, f) = resolve("she suggested the harbour 10K on sunday nov 29", tue);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].date, d("2025-11-29"));
-        assert_eq!(t, "she suggested the harbour 10K on sunday nov 29, 2025");
+        assert_eq!(t, "she suggested the harbour 10K on sunday Nov 29, 2025");
         let (_, f) = resolve("the party's on Saturday 12 July", tue);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].date, d("2025-07-12"));
