@@ -570,7 +570,7 @@ fn is_cap(t: &str) -> bool {
     t.chars().next().is_some_and(char::is_uppercase)
 }
 
-/// Capitals only, at least two letters: "UTC", "SRE", "DBA-4471".
+/// Two characters or more whose letters are all capitals: "UTC", "SRE", "DBA-4471".
 fn is_acronym(t: &str) -> bool {
     t.len() > 1
         && t.chars()
@@ -578,7 +578,8 @@ fn is_acronym(t: &str) -> bool {
             .all(char::is_uppercase)
 }
 
-/// A clock time as written: "04:40", "9.30", "23:40".
+/// A clock time as written: "04:40", "9.30", "23:40" (a price, "4.50", reads the
+/// same; the acronym after it, "GBP", is no name either).
 fn is_clock(t: &str) -> bool {
     t.split_once([':', '.']).is_some_and(|(h, m)| {
         (1..=2).contains(&h.len())

@@ -377,10 +377,11 @@ fn qualifies_next(ws: &[Word], i: usize, name: &Spotted, clause: &str) -> bool {
 }
 
 /// A clause that opens on a label and a colon ("Problem: Sam only walks in…", "The
-/// garden: Pontet did what he said", "Christmas: I'm going to Nantes"): the index of
+/// garden: Pontet did what he said", "Work news: I'm switching teams"): the index of
 /// the first word after the colon, where the subject is to be read. A label is one
 /// or two content words, an article allowed; a name, a pronoun or a verb before the
-/// colon makes it a clause of its own ("Mathilde rang: …").
+/// colon makes it a clause of its own ("Mathilde rang: …", and a name alone,
+/// "Christmas: …", stays what it was).
 fn label_end(ws: &[Word], clause: &str, is_name: impl Fn(usize) -> bool) -> Option<usize> {
     let colon = (0..ws.len().min(3)).find(|&k| {
         let to = ws.get(k + 1).map_or(clause.len(), |n| n.start);
