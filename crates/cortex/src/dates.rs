@@ -300,8 +300,8 @@ pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
                     month = Some(date);
                 }
                 found.push(Found { date, coarse });
-                // "next week's lesson", "next year's AGM": a date that qualifies a
-                // noun has no rewrite that reads ("in the week after …'s lesson").
+                // "next week's exam", "next year's reunion": a date that qualifies a
+                // noun has no rewrite that reads ("in the week after …'s exam").
                 let possessive =
                     text[end..].starts_with("'s") || text[end..].starts_with("\u{2019}s");
                 if possessive {
@@ -640,8 +640,8 @@ mod tests {
     fn a_date_that_qualifies_a_noun_is_found_and_kept_as_written() {
         let a = d("2026-05-28");
         for (said, date) in [
-            ("pausing after next week's lesson", "2026-06-04"),
-            ("Next year's AGM is on a Saturday", "2027-01-01"),
+            ("moving after next week's exam", "2026-06-04"),
+            ("Next year's reunion is on a Saturday", "2027-01-01"),
             ("tomorrow\u{2019}s opening went well", "2026-05-29"),
         ] {
             let (t, f) = resolve(said, a);

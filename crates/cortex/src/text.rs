@@ -1071,7 +1071,7 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
     s = SPEAKER_VERB
         .replace_all(&s, |c: &regex::Captures| {
             let v = &c[1];
-            // "Theo and I are going": the speaker and another, a plural subject; no
+            // "Bram and I are going": the speaker and another, a plural subject; no
             // clause joined by "and" has "I are".
             let joined = c.get(0).is_some_and(|m| s[..m.start()].ends_with("and "));
             if joined && matches!(v, "are" | "were") {
@@ -1159,8 +1159,8 @@ mod tests {
         // The speaker beside another is a plural subject; "and I" that joins two
         // clauses is not.
         assert_eq!(
-            third_person("Theo and I are going to Oaxaca, Ana and i were not"),
-            "Theo and User are going to Oaxaca, Ana and User were not"
+            third_person("Bram and I are going to Ghent, Ana and i were not"),
+            "Bram and User are going to Ghent, Ana and User were not"
         );
         assert_eq!(
             third_person("I love it and I go every week"),
@@ -1180,9 +1180,9 @@ mod tests {
         lex.add_known("QST", Some("place".into()));
         assert!(lex.spot("all times in qst").is_empty());
         // An acronym nowhere after a clock time stays a name.
-        let s = lex.spot("Paged the DBA at 08:25, Ruth from DBX answered.");
+        let s = lex.spot("Paged the DBA at 08:25, Oona from DBX answered.");
         let names: Vec<&str> = s.iter().map(|x| x.name.as_str()).collect();
-        assert_eq!(names, vec!["DBA", "Ruth", "DBX"]);
+        assert_eq!(names, vec!["DBA", "Oona", "DBX"]);
         assert!(is_clock("04:40") && is_clock("9.30") && !is_clock("1,900") && !is_clock("4.690"));
     }
 
