@@ -304,16 +304,57 @@ pub fn resolve(text: &str, anchor: Date) -> (String, Vec<Found>) {
                 // noun has no rewrite that reads ("in the week after …'s exam").
                 let possessive =
                     text[end..].starts_with("'s") || text[end..].starts_with("\u{2019}s");
-                if possessive {
-                    whole
-                } else {
-                    rewrite.unwrap_or(whole)
+                match rewrite {
+                    Some(r) if !possessive => fitted(&r, &text[..start], &text[end..]),
+                    _ => whole,
                 }
             }
             None => whole,
         }
     });
     (out.into_owned(), found)
+}
+
+/// Words after which a date needs no preposition of its own: "from this month"
+/// is "from July 2026", not "from in July 2026"; "on the tuesday" is "on the
+/// Tuesday 21 April 2026". Not "in", "on", "over" or "through", which are as often
+/// a verb's particle: "a stent put in last November" is put in in November 2024.
+const GOVERNS_A_DATE: &[&str] = &[
+    "from", "till", "til", "until", "since", "by", "for", "at", "during", "to", "before", "after",
+    "of", "the", "this", "that", "every",
+];
+
+/// `rewrite` as it fits between `before` and `after`: its own leading "in" or "on"
+/// goes where a word before it already governs the date, or where the date is the
+/// subject of its clause ("Tomorrow is my last day" → "29 May 2026 is my last day").
+fn fitted(rewrite: &str, before: &str, after: &str) -> String {
+    let Some(rest) = rewrite
+        .strip_prefix("in ")
+        .or_else(|| rewrite.strip_prefix("on "))
+    else {
+        return rewrite.to_owned();
+    };
+    let before = before.trim_end();
+    let last = before
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    let governed =
+        before.ends_with(|c: char| c.is_alphanumeric()) && GOVERNS_A_DATE.contains(&last.as_str());
+    let opens_clause = before.is_empty() || before.ends_with(CLAUSE_END);
+    let is_subject = opens_clause && {
+        let next = after.trim_start();
+        ["is ", "was ", "will "].iter().any(|v| next.starts_with(v))
+    };
+    if !(governed || is_subject) {
+        return rewrite.to_owned();
+    }
+    let mut rest = rest.to_owned();
+    if is_subject && let Some(f) = rest.get_mut(..1) {
+        f.make_ascii_uppercase();
+    }
+    rest
 }
 
 /// What a matched date says: the date, whether it is coarse (a month, a week, a
@@ -602,7 +643,7 @@ mod tests {
     fn relative_dates_are_resolved_against_the_session() {
         let a = d("2026-05-28");
         let (t, f) = resolve("I start on 10 June. Tomorrow is my last day.", a);
-        assert_eq!(t, "I start on 10 June 2026. on 29 May 2026 is my last day.");
+        assert_eq!(t, "I start on 10 June 2026. 29 May 2026 is my last day.");
         assert_eq!(f[0].date, d("2026-06-10"));
         assert_eq!(f[1].date, d("2026-05-29"));
         let (t, f) = resolve("we fly next October", d("2026-07-02"));
@@ -634,6 +675,39 @@ mod tests {
         // Chat's lower-case month is written back with its capital.
         let (t, _) = resolve("i start june 8, back in sept", a);
         assert_eq!(t, "i start June 8, 2026, back in Sept 2026");
+    }
+
+    #[test]
+    fn a_resolved_date_takes_no_second_preposition() {
+        let a = d("2026-07-06");
+        for (said, written) in [
+            (
+                "i've put the transfer up from this month",
+                "i've put the transfer up from July 2026",
+            ),
+            (
+                "we went to Ghent on the tuesday",
+                "we went to Ghent on the Tuesday 30 June 2026",
+            ),
+            (
+                "the fee stays at 45 for this year",
+                "the fee stays at 45 for 2026",
+            ),
+            (
+                "the dose halves from tomorrow",
+                "the dose halves from 7 July 2026",
+            ),
+            (
+                "Next week is the audit.",
+                "The week after 6 July 2026 is the audit.",
+            ),
+            // Where nothing governs it, the date keeps its own.
+            ("we fly next month", "we fly in August 2026"),
+            // "in" after a verb is its particle.
+            ("a stent put in last month", "a stent put in in June 2026"),
+        ] {
+            assert_eq!(resolve(said, a).0, written, "{said}");
+        }
     }
 
     #[test]
