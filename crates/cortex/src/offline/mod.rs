@@ -609,7 +609,7 @@ fn build_fact(u: Unit, unresolved: Vec<String>, ctx: &ExtractContext, session: &
 /// people answers, the question a reply to an assistant answers, or the clause said
 /// before a lone clause that points back.
 fn body_of(u: &Unit) -> String {
-    let body = u.sentences.join(" ");
+    let body = joined(&u.sentences);
     if let Some((who, said)) = &u.replying_to {
         // The whole turn, its question included: between people, what a reply says
         // is read against all of what it answers.
@@ -628,6 +628,24 @@ fn body_of(u: &Unit) -> String {
     } else {
         body
     }
+}
+
+/// Sentences one after another, each but the last closed with a full stop where it
+/// has no end of its own: a clause cut from a longer sentence ("Blue calms me, so I
+/// wanted…") lost its comma, and "Blue calms Maren Maren wanted…" reads as one.
+fn joined(sentences: &[String]) -> String {
+    let mut out = String::new();
+    for (n, s) in sentences.iter().enumerate() {
+        if n > 0 {
+            let open = out.trim_end_matches(['"', '\'', ')', '\u{201d}', '\u{2019}']);
+            if !open.ends_with(['.', '!', '?', '\u{2026}', ':', ';']) {
+                out.push('.');
+            }
+            out.push(' ');
+        }
+        out.push_str(s);
+    }
+    out
 }
 
 /// Rules are rules; the speaker's steps of a how-to are a skill; something that broke
@@ -830,6 +848,30 @@ mod tests {
                 .any(|f| f.tier == Tier::Rules && f.body.contains("pork")),
             "{facts:#?}"
         );
+    }
+
+    #[test]
+    fn clauses_cut_from_one_sentence_are_written_back_as_sentences() {
+        let facts = extract_named(&[
+            ("Maren", "What colours did you pick for the mural?"),
+            (
+                "Oskar",
+                "Blue calms me, so I wanted the mural to feel serene.",
+            ),
+        ]);
+        let mural = facts
+            .iter()
+            .find(|f| f.body.contains("serene"))
+            .expect("the statement is kept");
+        assert!(
+            mural.body.contains("Blue calms Oskar. Oskar wanted"),
+            "{facts:#?}"
+        );
+        assert_eq!(
+            joined(&["It rained".into(), "We stayed in.".into()]),
+            "It rained. We stayed in."
+        );
+        assert_eq!(joined(&["Done!".into(), "Next.".into()]), "Done! Next.");
     }
 
     #[test]
