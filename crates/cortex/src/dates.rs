@@ -328,6 +328,12 @@ const GOVERNS_A_DATE: &[&str] = &[
 /// goes where a word before it already governs the date, or where the date is the
 /// subject of its clause ("Tomorrow is my last day" → "29 May 2026 is my last day").
 fn fitted(rewrite: &str, before: &str, after: &str) -> String {
+    // "about five years ago" is "about 28 August 2018", not "about around …".
+    if let Some(rest) = rewrite.strip_prefix("around ")
+        && last_word(before).is_some_and(|w| APPROXIMATELY.contains(&w.as_str()))
+    {
+        return rest.to_owned();
+    }
     let Some(rest) = rewrite
         .strip_prefix("in ")
         .or_else(|| rewrite.strip_prefix("on "))
@@ -335,13 +341,9 @@ fn fitted(rewrite: &str, before: &str, after: &str) -> String {
         return rewrite.to_owned();
     };
     let before = before.trim_end();
-    let last = before
-        .rsplit(|c: char| !c.is_alphanumeric())
-        .next()
-        .unwrap_or_default()
-        .to_lowercase();
-    let governed =
-        before.ends_with(|c: char| c.is_alphanumeric()) && GOVERNS_A_DATE.contains(&last.as_str());
+    let governed = last_word(before).is_some_and(|w| {
+        GOVERNS_A_DATE.contains(&w.as_str()) || APPROXIMATELY.contains(&w.as_str())
+    });
     let opens_clause = before.is_empty() || before.ends_with(CLAUSE_END);
     let is_subject = opens_clause && {
         let next = after.trim_start();
@@ -355,6 +357,27 @@ fn fitted(rewrite: &str, before: &str, after: &str) -> String {
         f.make_ascii_uppercase();
     }
     rest
+}
+
+/// Words that already say a date is approximate.
+const APPROXIMATELY: &[&str] = &[
+    "about",
+    "around",
+    "roughly",
+    "approximately",
+    "nearly",
+    "almost",
+];
+
+/// The word `text` ends on, lower-cased; `None` when it ends on punctuation.
+fn last_word(text: &str) -> Option<String> {
+    let text = text.trim_end();
+    text.ends_with(|c: char| c.is_alphanumeric()).then(|| {
+        text.rsplit(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or_default()
+            .to_lowercase()
+    })
 }
 
 /// What a matched date says: the date, whether it is coarse (a month, a week, a
@@ -703,6 +726,11 @@ mod tests {
             ),
             // Where nothing governs it, the date keeps its own.
             ("we fly next month", "we fly in August 2026"),
+            (
+                "i started about five years ago",
+                "i started about 6 July 2021",
+            ),
+            ("we met about three days ago", "we met about 3 July 2026"),
             // "in" after a verb is its particle.
             ("a stent put in last month", "a stent put in in June 2026"),
         ] {
