@@ -616,7 +616,21 @@ fn replace_you(s: &str, you: &str) -> String {
     // ("when you draft…" → "when the assistant drafts…").
     let mut agree: Option<usize> = None;
     for (i, w) in ws.iter().enumerate() {
+        // Where the replaced text ends: the word, or the word and its clitic.
+        let mut end = w.end();
         let rep = match (w.norm.as_str(), w.clitic.as_deref()) {
+            // "you're" is the other's "is": "You've come a long way" → "Maren has
+            // come a long way" (the clitic goes with the word it joins).
+            ("you", Some(c @ ("re" | "ve" | "ll" | "d"))) => {
+                end = clitic_end(s, w);
+                let verb = match c {
+                    "re" => "is",
+                    "ve" => "has",
+                    "ll" => "will",
+                    _ => "would",
+                };
+                Some(format!("{you} {verb}"))
+            }
             ("you", None) | ("u", None) => {
                 let before = i.checked_sub(1).map(|p| &ws[p]);
                 let opens = match before {
@@ -642,11 +656,24 @@ fn replace_you(s: &str, you: &str) -> String {
         if let Some(r) = rep {
             out.push_str(&s[last..w.start]);
             out.push_str(&r);
-            last = w.end();
+            last = end;
         }
     }
     out.push_str(&s[last..]);
     out
+}
+
+/// Byte offset just past `w`'s clitic in `s`: its apostrophe (straight or curly) and
+/// the letters after it.
+fn clitic_end(s: &str, w: &gitloom_model::text::Word<'_>) -> usize {
+    let rest = &s[w.end()..];
+    let mut chars = rest.char_indices();
+    match chars.next() {
+        Some((_, '\'' | '\u{2019}')) => chars
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(s.len(), |(i, _)| w.end() + i),
+        _ => w.end(),
+    }
 }
 
 #[cfg(test)]
@@ -970,5 +997,14 @@ mod tests {
         );
         // Not a form of be, have or do: an object "you" leaves the verb alone.
         assert_eq!(said("I told you sing well"), "Ana told Ben sing well");
+        // "you" with a verb joined to it, straight or curly.
+        assert_eq!(
+            said("You've come a long way and you\u{2019}re so brave"),
+            "Ben has come a long way and Ben is so brave"
+        );
+        assert_eq!(
+            said("you'll love it, you'd be great"),
+            "Ben will love it, Ben would be great"
+        );
     }
 }
