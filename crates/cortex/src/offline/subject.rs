@@ -572,6 +572,24 @@ const CLAUSE_OPENERS: &[&str] = &[
     "but", "so", "because", "or",
 ];
 
+/// Words after which a "you" is the subject of a clause they embed: question words
+/// ("what you think", "wherever you go") and words of feeling or hope ("glad you
+/// like it", "hope you enjoy it", "sure you take a break").
+const EMBEDDING: &[&str] = &[
+    "what",
+    "how",
+    "where",
+    "why",
+    "wherever",
+    "whatever",
+    "however",
+    "anytime",
+    "everywhere",
+    "glad",
+    "hope",
+    "sure",
+];
+
 /// Words before a "you" that leave the verb after it bare: an auxiliary or modal of
 /// a question ("do you have", "are you going") or a verb whose object takes a bare
 /// verb ("let you have it", "made you do it").
@@ -643,7 +661,14 @@ fn replace_you(s: &str, you: &str) -> String {
                 let bare = before
                     .is_some_and(|p| p.clitic.is_none() && BARE_AFTER.contains(&p.norm.as_str()));
                 let verb_next = ws.get(i + 1).is_some_and(|n| is_you_verb(n));
-                if opens || verb_next && !bare {
+                // "what you think", "glad you like it": a clause that is the object
+                // of a question word or of a feeling, when a plain verb follows.
+                let embedded = before
+                    .is_some_and(|p| p.clitic.is_none() && EMBEDDING.contains(&p.norm.as_str()))
+                    && ws.get(i + 1).is_some_and(|n| {
+                        n.clitic.is_none() && crate::text::may_be_plain_verb(&n.norm)
+                    });
+                if opens || embedded || verb_next && !bare {
                     agree = Some(i + 1);
                 }
                 Some(you.to_owned())
@@ -997,6 +1022,15 @@ mod tests {
         );
         // Not a form of be, have or do: an object "you" leaves the verb alone.
         assert_eq!(said("I told you sing well"), "Ana told Ben sing well");
+        // Embedded by a question word or a feeling, before a plain verb.
+        assert_eq!(
+            said("glad you like it, I know what you mean"),
+            "glad Ben likes it, Ana knows what Ben means"
+        );
+        assert_eq!(
+            said("wherever you go, how you doing, what you guys did"),
+            "wherever Ben goes, how Ben doing, what Ben guys did"
+        );
         // "you" with a verb joined to it, straight or curly.
         assert_eq!(
             said("You've come a long way and you\u{2019}re so brave"),
