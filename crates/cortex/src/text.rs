@@ -846,9 +846,21 @@ static FIRST_PERSON: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
 });
 
 /// A verb right after the speaker, to be inflected ("\u{1} live" → "\u{1} lives"):
-/// any lower-case word that is not already a form that needs nothing.
-static SPEAKER_VERB: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\x01 ([a-z]+)\b").expect("valid verb pattern"));
+/// any lower-case word that is not already a form that needs nothing; also after one
+/// adverb of frequency or degree ("\u{1} really appreciate", "\u{1} totally agree",
+/// "\u{1} really am"), a closed class, or any adverb in -ly.
+static SPEAKER_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\x01 (?:(ever|always|never|just|really|usually|often|still|also|even|sometimes|only|already|rarely|seldom|kinda|sorta|[a-z]{3,}ly) )?([a-z]+)\b",
+    )
+    .expect("valid verb pattern")
+});
+
+/// Words of degree, which are no verb after an adverb ("I even more…").
+const DEGREE: &[&str] = &[
+    "more", "less", "most", "least", "much", "so", "too", "very", "well", "better", "worse",
+    "enough",
+];
 
 /// Irregular past forms that are no present form too ("went", "bought"; not "read",
 /// "put", "cut"): no verb to inflect after the speaker, and a clause told in the past
@@ -1070,16 +1082,27 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
     }
     s = SPEAKER_VERB
         .replace_all(&s, |c: &regex::Captures| {
-            let v = &c[1];
+            let adverb = c
+                .get(1)
+                .map_or(String::new(), |a| format!("{} ", a.as_str()));
+            let v = &c[2];
             // "Bram and I are going": the speaker and another, a plural subject; no
             // clause joined by "and" has "I are".
             let joined = c.get(0).is_some_and(|m| s[..m.start()].ends_with("and "));
-            if joined && matches!(v, "are" | "were") {
-                return format!("\u{1} {v}");
+            // After an adverb, a function word or a word of degree is no verb ("I
+            // even more…", "I just so…").
+            // "I just sort of…", "I really kind of…": a hedge, no verb.
+            let hedge = c.get(0).is_some_and(|m| s[m.end()..].starts_with(" of "));
+            let no_verb = !adverb.is_empty()
+                && (gitloom_model::text::is_stopword(v) && v != "am"
+                    || DEGREE.contains(&v)
+                    || hedge);
+            if joined && matches!(v, "are" | "were") || no_verb {
+                return format!("\u{1} {adverb}{v}");
             }
             match third_singular(v) {
-                Some(inflected) => format!("\u{1} {inflected}"),
-                None => format!("\u{1} {v}"),
+                Some(inflected) => format!("\u{1} {adverb}{inflected}"),
+                None => format!("\u{1} {adverb}{v}"),
             }
         })
         .into_owned();
@@ -1165,6 +1188,21 @@ mod tests {
         assert_eq!(
             third_person("I love it and I go every week"),
             "User loves it and User goes every week"
+        );
+        // An adverb between the speaker and the verb.
+        assert_eq!(
+            third_person(
+                "I really appreciate it, I totally agree, I really am, I honestly think so"
+            ),
+            "User really appreciates it, User totally agrees, User really is, User honestly thinks so"
+        );
+        assert_eq!(
+            third_person("I never went, I just had lunch, I even more so"),
+            "User never went, User just had lunch, User even more so"
+        );
+        assert_eq!(
+            third_person("I just sort of froze"),
+            "User just sort of froze"
         );
     }
 
