@@ -856,6 +856,11 @@ static SPEAKER_VERB: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid verb pattern")
 });
 
+/// Verbs that end in -ly, which the speaker's verb pattern would take for adverbs.
+const LY_VERBS: &[&str] = &[
+    "apply", "reply", "supply", "comply", "imply", "multiply", "rally", "tally", "bully", "ally",
+];
+
 /// Words of degree, which are no verb after an adverb ("I even more…").
 const DEGREE: &[&str] = &[
     "more", "less", "most", "least", "much", "so", "too", "very", "well", "better", "worse",
@@ -1089,14 +1094,17 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
             // "Bram and I are going": the speaker and another, a plural subject; no
             // clause joined by "and" has "I are".
             let joined = c.get(0).is_some_and(|m| s[..m.start()].ends_with("and "));
-            // After an adverb, a function word or a word of degree is no verb ("I
-            // even more…", "I just so…").
             // "I just sort of…", "I really kind of…": a hedge, no verb.
             let hedge = c.get(0).is_some_and(|m| s[m.end()..].starts_with(" of "));
+            // After an adverb, a function word or a word of degree is no verb ("I
+            // even more…", "I just so…"); and a verb in -ly ("I apply", "I reply")
+            // is the speaker's verb, not an adverb before it.
+            let ly_verb = c.get(1).is_some_and(|a| LY_VERBS.contains(&a.as_str()));
             let no_verb = !adverb.is_empty()
                 && (gitloom_model::text::is_stopword(v) && v != "am"
                     || DEGREE.contains(&v)
-                    || hedge);
+                    || hedge
+                    || ly_verb);
             if joined && matches!(v, "are" | "were") || no_verb {
                 return format!("\u{1} {adverb}{v}");
             }
@@ -1203,6 +1211,10 @@ mod tests {
         assert_eq!(
             third_person("I just sort of froze"),
             "User just sort of froze"
+        );
+        assert_eq!(
+            third_person("I apply sunscreen daily"),
+            "User apply sunscreen daily"
         );
     }
 
