@@ -15,7 +15,7 @@ use regex::{Captures, Regex};
 
 use gitloom_model::when::MONTHS;
 
-use crate::text::is_past_form;
+use crate::text::{capitalise, is_past_form};
 
 fn month_of(word: &str) -> Option<i8> {
     let w = word.to_lowercase();
@@ -178,11 +178,7 @@ fn weekday_rel(anchor: Date, which: &str, wd: Weekday) -> Date {
 /// uses ("in June", "last summer's trip on the 20th") and an embedder reads, where an
 /// ISO date holds none of them. The date itself goes to `valid_from` and `timeline`.
 fn spoken(d: Date) -> String {
-    let month = MONTHS[(d.month() - 1) as usize];
-    let mut month = month.to_owned();
-    if let Some(f) = month.get_mut(..1) {
-        f.make_ascii_uppercase();
-    }
+    let month = capitalise(MONTHS[(d.month() - 1) as usize]);
     format!("{} {month} {}", d.day(), d.year())
 }
 
@@ -349,14 +345,11 @@ fn fitted(rewrite: &str, before: &str, after: &str) -> String {
         let next = after.trim_start();
         ["is ", "was ", "will "].iter().any(|v| next.starts_with(v))
     };
-    if !(governed || is_subject) {
-        return rewrite.to_owned();
+    match (governed, is_subject) {
+        (_, true) => capitalise(rest),
+        (true, false) => rest.to_owned(),
+        (false, false) => rewrite.to_owned(),
     }
-    let mut rest = rest.to_owned();
-    if is_subject && let Some(f) = rest.get_mut(..1) {
-        f.make_ascii_uppercase();
-    }
-    rest
 }
 
 /// Words that already say a date is approximate.
@@ -398,12 +391,12 @@ fn interpret(
     }
     if let (Some(d), Some(m)) = (g("dm_d"), g("dm_m")) {
         return day_in_month(d, m, g("dm_y"), g("dm_rel"), anchor, context, |y| {
-            format!("{d} {} {y}", capital(m))
+            format!("{d} {} {y}", capitalise(m))
         });
     }
     if let (Some(m), Some(d)) = (g("md_m"), g("md_d")) {
         return day_in_month(d, m, g("md_y"), g("md_rel"), anchor, context, |y| {
-            format!("{} {d}, {y}", capital(m))
+            format!("{} {d}, {y}", capitalise(m))
         });
     }
     if let (Some(rel), Some(m)) = (g("rel_m"), g("rel_mn")) {
@@ -487,16 +480,7 @@ fn relative_month(rel: &str, m: &str, year: Option<&str>, anchor: Date) -> Optio
         "since" | "until" | "by" => rel.to_owned(),
         _ => "in".to_owned(),
     };
-    Some((date, true, Some(format!("{prep} {} {year}", capital(m)))))
-}
-
-/// A month's name as written but capitalised, as a date is written back ("june 8" →
-/// "8 June 2026"): chat text often writes it in lower case.
-fn capital(m: &str) -> String {
-    let mut c = m.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
+    Some((date, true, Some(format!("{prep} {} {year}", capitalise(m)))))
 }
 
 /// "three days ago", "2 weeks ago": coarse unless counted in days.
@@ -573,11 +557,7 @@ fn relative_unit(rel: &str, u: &str, anchor: Date) -> Option<Interpreted> {
         }
         "month" => {
             let d = anchor.checked_add((sign).months()).ok()?.first_of_month();
-            let name = MONTHS[(d.month() - 1) as usize];
-            let mut name = name.to_owned();
-            if let Some(f) = name.get_mut(..1) {
-                f.make_ascii_uppercase();
-            }
+            let name = capitalise(MONTHS[(d.month() - 1) as usize]);
             (d, true, Some(format!("in {name} {}", d.year())))
         }
         "weekend" => {

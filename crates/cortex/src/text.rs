@@ -1096,12 +1096,14 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
             let joined = c.get(0).is_some_and(|m| s[..m.start()].ends_with("and "));
             // "I just sort of…", "I really kind of…": a hedge, no verb.
             let hedge = c.get(0).is_some_and(|m| s[m.end()..].starts_with(" of "));
-            // After an adverb, a function word or a word of degree is no verb ("I
-            // even more…", "I just so…"); and a verb in -ly ("I apply", "I reply")
+            // After an adverb, a function word (not the auxiliaries the speaker's
+            // verb may be: "I really am", "I just have", "I just get") or a word of
+            // degree is no verb ("I even more…", "I just so…"); and a verb in -ly ("I apply", "I reply")
             // is the speaker's verb, not an adverb before it.
             let ly_verb = c.get(1).is_some_and(|a| LY_VERBS.contains(&a.as_str()));
             let no_verb = !adverb.is_empty()
-                && (gitloom_model::text::is_stopword(v) && v != "am"
+                && (gitloom_model::text::is_stopword(v)
+                    && !matches!(v, "am" | "are" | "have" | "do" | "get")
                     || DEGREE.contains(&v)
                     || hedge
                     || ly_verb);
@@ -1115,6 +1117,16 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
         })
         .into_owned();
     s.replace(['\u{1}', '\u{2}'], who)
+}
+
+/// `s` with its first letter a capital ("june" → "June", "the week after …" → "The
+/// week after …"), the rest as written.
+pub(crate) fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
+        _ => s.to_owned(),
+    }
 }
 
 /// Lowercase content words (no stopwords, at least 3 letters), for overlap tests.
@@ -1203,6 +1215,10 @@ mod tests {
                 "I really appreciate it, I totally agree, I really am, I honestly think so"
             ),
             "User really appreciates it, User totally agrees, User really is, User honestly thinks so"
+        );
+        assert_eq!(
+            third_person("I just have to, I really do, I just get deep in thought"),
+            "User just has to, User really does, User just gets deep in thought"
         );
         assert_eq!(
             third_person("I never went, I just had lunch, I even more so"),

@@ -419,14 +419,6 @@ fn employment(
     }
 }
 
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
-        _ => s.to_owned(),
-    }
-}
-
 fn has_word(text: &str, list: &[&str]) -> bool {
     gitloom_model::text::words(text)
         .iter()
@@ -619,11 +611,7 @@ fn body_of(u: &Unit) -> String {
     } else if let Some(before) = u.said_before.as_deref().filter(|_| u.raw.len() == 1) {
         // "the dentist is on Tuesday so never book anything near it": the rule alone
         // says "never book anything near it"; with what was said before, what it is.
-        let stop = if before.ends_with(['.', '!', '?']) {
-            ""
-        } else {
-            "."
-        };
+        let stop = if ends_sentence(before) { "" } else { "." };
         format!("{before}{stop} {body}")
     } else {
         body
@@ -637,8 +625,7 @@ fn joined(sentences: &[String]) -> String {
     let mut out = String::new();
     for (n, s) in sentences.iter().enumerate() {
         if n > 0 {
-            let open = out.trim_end_matches(['"', '\'', ')', '\u{201d}', '\u{2019}']);
-            if !open.ends_with(['.', '!', '?', '\u{2026}', ':', ';']) {
+            if !ends_sentence(&out) {
                 out.push('.');
             }
             out.push(' ');
@@ -646,6 +633,13 @@ fn joined(sentences: &[String]) -> String {
         out.push_str(s);
     }
     out
+}
+
+/// Whether `s` ends as a sentence does (a stop, "!", "?", an ellipsis, a colon or a
+/// semicolon, before any closing quote or bracket).
+fn ends_sentence(s: &str) -> bool {
+    s.trim_end_matches(['"', '\'', ')', '\u{201d}', '\u{2019}'])
+        .ends_with(['.', '!', '?', '\u{2026}', ':', ';'])
 }
 
 /// Rules are rules; the speaker's steps of a how-to are a skill; something that broke

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use gitloom_model::text::words;
 
 use crate::dict::is_word;
-use crate::text::{self, Lexicon};
+use crate::text::{self, Lexicon, capitalise};
 
 /// Relations after which a name follows: (word, kind of the name).
 const RELATIONS: &[(&str, &str)] = &[
@@ -87,14 +87,6 @@ fn plain(norm: &str) -> bool {
         && !gitloom_model::text::is_stopword(norm)
 }
 
-fn display(raw: &str) -> String {
-    let mut c = raw.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
-
 /// Teaches `lex` the names in `text` (the run's words) that capitalisation alone would
 /// miss. Returns them, for tests.
 #[cfg(test)]
@@ -141,11 +133,11 @@ pub fn scan(text: &str) -> BTreeMap<String, Option<String>> {
             };
             if pair && let Some(a) = after {
                 found.insert(
-                    format!("{} {}", display(w.raw), display(a.raw)),
+                    format!("{} {}", capitalise(w.raw), capitalise(a.raw)),
                     kind.clone(),
                 );
             }
-            found.entry(display(w.raw)).or_insert(kind);
+            found.entry(capitalise(w.raw)).or_insert(kind);
         }
     }
     found
@@ -162,7 +154,7 @@ pub fn teach(
     let caps: Vec<String> = lex.mid_caps.iter().cloned().collect();
     for c in caps {
         if plain(&c) && !found.keys().any(|k| k.to_lowercase() == c) {
-            found.insert(display(&c), None);
+            found.insert(capitalise(&c), None);
         }
     }
     let out: Vec<(String, Option<String>)> = found.into_iter().collect();

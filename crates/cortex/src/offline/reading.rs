@@ -16,14 +16,14 @@ use super::gender::Genders;
 use super::speech::{self, Act};
 use super::subject::{self, Link, Speaker, Subject};
 use super::{
-    PERSON_PRONOUNS, PRONOUN_REACH, TOPIC_REACH, Unit, capitalise, dedup_spots, employer_named,
-    employment, last_question, name_persons, named_in, place, points_back, says_start, topics,
-    turn_said, without_names,
+    PERSON_PRONOUNS, PRONOUN_REACH, TOPIC_REACH, Unit, dedup_spots, employer_named, employment,
+    last_question, name_persons, named_in, place, points_back, says_start, topics, turn_said,
+    without_names,
 };
 use crate::dates::{self, Found};
 use crate::extract::FactEntity;
 use crate::session::{Message, Session};
-use crate::text::{self, Lexicon, Spotted};
+use crate::text::{self, Lexicon, Spotted, capitalise};
 use gitloom_model::fold_name;
 
 /// The state a session's reading carries from message to message.

@@ -4,6 +4,8 @@
 
 use gitloom_model::text::{Word, is_stopword, words};
 
+use crate::text::capitalise;
+
 /// The longest title, in words.
 pub const MAX_WORDS: usize = 12;
 
@@ -37,14 +39,6 @@ fn dangling(word: &str) -> bool {
         .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
         .to_lowercase();
     w.is_empty() || DANGLING.contains(&w.as_str())
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
-        _ => s.to_owned(),
-    }
 }
 
 /// Drops brackets and quotes left open by a cut.
