@@ -53,7 +53,11 @@ fn lookup(w: &str) -> Option<&'static Vec<usize>> {
             w.strip_suffix('s'),
             w.strip_suffix("ing"),
             w.strip_suffix("ed"),
-            w.strip_suffix('d'),
+            // "saved" → "save"; not "feed" → "fee": a stem in "ee" takes "-d" only in
+            // a few verbs ("agreed", "freed"), and a word in "eed" is mostly a word of
+            // its own (feed, need, seed, speed, breed).
+            w.strip_suffix('d')
+                .filter(|s| s.ends_with('e') && !s.ends_with("ee")),
         ]
         .into_iter()
         .flatten()
@@ -120,5 +124,19 @@ mod tests {
             Some("work")
         );
         assert_eq!(topic_of("nothing here at all"), None);
+    }
+
+    #[test]
+    fn a_word_in_eed_is_not_a_stem_in_ee_with_its_past_ending() {
+        // "feed" is no inflection of "fee": the cat, not money.
+        assert_eq!(
+            topic_of("Maren will feed the cat while we're away").map(|t| t.0),
+            Some("pets")
+        );
+        // The ending still comes off where it is one: "saved" is "save".
+        assert_eq!(
+            topic_of("Oskar saved a bit more this month").map(|t| t.0),
+            Some("money")
+        );
     }
 }
