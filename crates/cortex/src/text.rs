@@ -1036,7 +1036,7 @@ pub(crate) fn third_singular(v: &str) -> Option<String> {
     let inflected = inflect(v);
     let plain = NOT_INFLECTED.contains(&v)
         || IRREGULAR_PAST.contains(&v)
-        || v.ends_with("ly")
+        || v.ends_with("ly") && !LY_VERBS.contains(&v)
         || !crate::dict::is_listed(&inflected);
     (!plain).then_some(inflected)
 }
@@ -1094,19 +1094,26 @@ pub fn third_person_as(sentence: &str, who: &str) -> String {
             // "Bram and I are going": the speaker and another, a plural subject; no
             // clause joined by "and" has "I are".
             let joined = c.get(0).is_some_and(|m| s[..m.start()].ends_with("and "));
+            // A verb in -ly ("I apply", "I reply") is the speaker's verb, not an
+            // adverb before the word after it: it agrees, and that word stays.
+            if let Some(a) = c
+                .get(1)
+                .map(|a| a.as_str())
+                .filter(|a| LY_VERBS.contains(a))
+            {
+                let verb = third_singular(a).unwrap_or_else(|| a.to_owned());
+                return format!("\u{1} {verb} {v}");
+            }
             // "I just sort of…", "I really kind of…": a hedge, no verb.
             let hedge = c.get(0).is_some_and(|m| s[m.end()..].starts_with(" of "));
             // After an adverb, a function word (not the auxiliaries the speaker's
             // verb may be: "I really am", "I just have", "I just get") or a word of
-            // degree is no verb ("I even more…", "I just so…"); and a verb in -ly ("I apply", "I reply")
-            // is the speaker's verb, not an adverb before it.
-            let ly_verb = c.get(1).is_some_and(|a| LY_VERBS.contains(&a.as_str()));
+            // degree is no verb ("I even more…", "I just so…").
             let no_verb = !adverb.is_empty()
                 && (gitloom_model::text::is_stopword(v)
                     && !matches!(v, "am" | "are" | "have" | "do" | "get")
                     || DEGREE.contains(&v)
-                    || hedge
-                    || ly_verb);
+                    || hedge);
             if joined && matches!(v, "are" | "were") || no_verb {
                 return format!("\u{1} {adverb}{v}");
             }
@@ -1229,8 +1236,8 @@ mod tests {
             "User just sort of froze"
         );
         assert_eq!(
-            third_person("I apply sunscreen daily"),
-            "User apply sunscreen daily"
+            third_person("I apply sunscreen daily, and I reply"),
+            "User applies sunscreen daily, and User replies"
         );
     }
 

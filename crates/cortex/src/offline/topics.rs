@@ -53,9 +53,9 @@ fn lookup(w: &str) -> Option<&'static Vec<usize>> {
             w.strip_suffix('s'),
             w.strip_suffix("ing"),
             w.strip_suffix("ed"),
-            // "hiked" → "hike"; not "feed" → "fee": a stem in "ee" takes "-d" only in
-            // a few verbs ("agreed", "freed"), and a word in "eed" is mostly a word of
-            // its own (feed, need, seed, speed, breed).
+            // "-d" is an ending only after a stem in "e" ("hiked" → "hike"), and not
+            // after one in "ee": "feed" is no "fee" (a stem in "ee" takes "-d" in a few
+            // verbs, "agreed", "freed"; a word in "eed" is mostly a word of its own).
             w.strip_suffix('d')
                 .filter(|s| s.ends_with('e') && !s.ends_with("ee")),
         ]
