@@ -1,33 +1,28 @@
 //! One contiguous arena of vectors for one-pass scoring (improvement plan R15).
 //!
-//! Every row is stored twice, each in one contiguous buffer with no per-row
-//! allocation: int8 (symmetric, per-row scale `max|x| / 127`) for the scan, and f32 for
-//! rescoring. [`Arena::scan`] computes an int8 dot product of the (int8-quantised)
-//! query with every row in one pass (on AVX-512 VNNI or AVX2 when the CPU has it: the
-//! integer dot products are exact, so every kernel gives the same scores), selects the
-//! best [`OVERSAMPLE`] `× top_k` candidates, rescores those with f32 cosine (four rows
-//! at a time, each summed in one fixed order, so the same bits on every CPU) and
-//! returns the best `top_k`. Rows carry the caller's `key` (e.g. a node id) and `kind`
-//! (e.g. cue = 0, body = 1) so cues and bodies are scored in the same traversal
-//! ([`Arena::scan_per_kind`]).
+//! Every row is stored once, in one contiguous buffer with no per-row allocation, in
+//! int8 (symmetric, per-row scale `max|x| / 127`, the scale kept divided by the row's
+//! norm). [`Arena::scan`] computes an int8 dot product of the (int8-quantised) query
+//! with every row in one pass (on AVX-512 VNNI or AVX2 when the CPU has it: the
+//! integer dot products are exact, so every kernel gives the same scores, on every
+//! CPU) and returns the best `top_k` by that estimate of the cosine. Rows carry the
+//! caller's `key` (e.g. a node id) and `kind` (e.g. cue = 0, body = 1) so cues and
+//! bodies are scored in the same traversal ([`Arena::scan_per_kind`]).
 //!
 //! Error of the int8 estimate: with `x = s_x·q_x + e_x`, `|e_x| ≤ s_x / 2` per
 //! component, `|x·y − x̂·ŷ| ≤ (s_x/2)·‖y‖₁ + (s_y/2)·‖x̂‖₁` — for unit vectors of dimension
-//! 384 typically below 0.01 in cosine, which is why the candidates are rescored in f32.
+//! 384 typically a few thousandths in cosine. The f32 vectors stay where they were
+//! made (the engine's `vectors.db`); the arena is an index of them. Until session 55 it
+//! also held every row in f32 and rescored the int8 pass's best candidates with them:
+//! four times the bytes, a second round of scattered reads on every query, and no
+//! measurable difference in what the read path answers (BENCHMARKS.md, "Session 55").
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::EmbedError;
 use crate::mapped::MappedFile;
-
-/// How many int8 candidates are rescored per result wanted. With MiniLM's vectors of
-/// real texts (30,000 and 87,000 rows, 300 queries; BENCHMARKS.md "Session 43") the
-/// int8 estimate's best 250 held all of the exact best 200 for every query, so twice
-/// `top_k` leaves a margin; 4 read twice the scattered f32 rows for the same answers.
-pub const OVERSAMPLE: usize = 2;
 
 /// One result of a scan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,12 +33,12 @@ pub struct ScanHit {
     pub key: u32,
     /// The caller's kind given to [`Arena::push`].
     pub kind: u8,
-    /// f32 cosine of the query and the row.
+    /// The int8 estimate of the cosine of the query and the row.
     pub cosine: f32,
 }
 
-/// Contiguous int8 + f32 rows of one dimension, owned or read in place from a mapped
-/// arena file ([`crate::StoredArena`]).
+/// Contiguous int8 rows of one dimension, owned or read in place from a mapped arena
+/// file ([`crate::StoredArena`]).
 #[derive(Debug, Clone, Default)]
 pub struct Arena {
     dim: usize,
@@ -51,10 +46,10 @@ pub struct Arena {
 }
 
 /// The row data. Per row: key, kind, int8 components, quantisation scale × 1/‖row‖
-/// (turns an int8 dot into a cosine estimate), f32 components, 1/‖row‖ (0 for a zero
-/// row). Both variants are shared, so a clone of an arena costs a reference count (a
-/// [`crate::ScanJob`] holds one, to be run on other threads); rows pushed to a shared
-/// owned arena are pushed to a copy.
+/// (turns an int8 dot into a cosine estimate; 0 for a zero row). Both variants are
+/// shared, so a clone of an arena costs a reference count (a [`crate::ScanJob`] holds
+/// one, to be run on other threads); rows pushed to a shared owned arena are pushed to
+/// a copy.
 #[derive(Clone)]
 enum Rows {
     Owned(Arc<Owned>),
@@ -82,8 +77,6 @@ struct Owned {
     kinds: Vec<u8>,
     quant: Vec<i8>,
     qscale: Vec<f32>,
-    floats: Vec<f32>,
-    inv_norm: Vec<f32>,
 }
 
 /// Byte ranges of each section in a mapped arena file (checked to cast when opened).
@@ -94,8 +87,6 @@ pub(crate) struct Mapped {
     pub(crate) kinds: Range<usize>,
     pub(crate) quant: Range<usize>,
     pub(crate) qscale: Range<usize>,
-    pub(crate) floats: Range<usize>,
-    pub(crate) inv_norm: Range<usize>,
 }
 
 impl Mapped {
@@ -132,32 +123,6 @@ fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
         s += x * y;
     }
     s
-}
-
-/// [`dot_f32`] of `a` with four rows at once, each row's sum made in the same order as
-/// [`dot_f32`] makes it (so the same bits): the four sums' chains of adds overlap
-/// instead of each waiting on its own, and four scattered rows are read together.
-fn dot_f32_x4(a: &[f32], rows: [&[f32]; 4]) -> [f32; 4] {
-    let mut acc = [[0f32; 8]; 4];
-    let (ca, ra) = a.as_chunks::<8>();
-    let split = rows.map(|r| r.as_chunks::<8>());
-    for (i, x) in ca.iter().enumerate() {
-        for (acc, (cr, _)) in acc.iter_mut().zip(&split) {
-            let Some(y) = cr.get(i) else { continue };
-            for j in 0..8 {
-                acc[j] += x[j] * y[j];
-            }
-        }
-    }
-    let mut out = [0f32; 4];
-    for ((o, acc), (_, rr)) in out.iter_mut().zip(&acc).zip(&split) {
-        let mut s: f32 = acc.iter().sum();
-        for (x, y) in ra.iter().zip(*rr) {
-            s += x * y;
-        }
-        *o = s;
-    }
-    out
 }
 
 fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
@@ -419,14 +384,6 @@ pub(crate) fn score_half(score: f32) -> u32 {
     }
 }
 
-/// The rows of the `cap` greatest keys, in row order (neighbouring rows are then read
-/// together by the rescoring).
-pub(crate) fn best_rows(keys: Vec<u64>, cap: usize) -> Vec<usize> {
-    let mut rows: Vec<usize> = best_keys(keys, cap).into_iter().map(key_row).collect();
-    rows.sort_unstable();
-    rows
-}
-
 /// The `cap` greatest keys, in no particular order. Keys are distinct (each holds its
 /// row), so the best `cap` of a union of parts are the best `cap` of the parts' own
 /// best `cap`s, whatever the parts and their order.
@@ -446,64 +403,14 @@ fn key_row(key: u64) -> usize {
     (!(key as u32)) as usize
 }
 
-/// A heap entry ordered by score, ties broken towards the lower row.
-#[derive(Clone, Copy)]
-struct Cand {
-    score: f32,
-    row: usize,
-}
-
-impl PartialEq for Cand {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Cand {}
-impl PartialOrd for Cand {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Cand {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.score
-            .total_cmp(&o.score)
-            .then_with(|| o.row.cmp(&self.row))
-    }
-}
-
-/// Keeps the `cap` best candidates.
-struct TopK {
-    cap: usize,
-    heap: BinaryHeap<Reverse<Cand>>,
-}
-
-impl TopK {
-    fn new(cap: usize) -> TopK {
-        TopK {
-            cap,
-            heap: BinaryHeap::with_capacity(cap + 1),
-        }
-    }
-
-    #[inline]
-    fn offer(&mut self, score: f32, row: usize) {
-        if self.cap == 0 {
-            return;
-        }
-        let c = Cand { score, row };
-        if self.heap.len() < self.cap {
-            self.heap.push(Reverse(c));
-        } else if let Some(mut min) = self.heap.peek_mut()
-            && c > min.0
-        {
-            *min = Reverse(c);
-        }
-    }
-
-    fn rows(self) -> Vec<usize> {
-        self.heap.into_iter().map(|Reverse(c)| c.row).collect()
-    }
+/// The score of a [`rank_key`], bit for bit ([`score_half`] inverted).
+fn key_score(key: u64) -> f32 {
+    let half = (key >> 32) as u32;
+    f32::from_bits(if half >> 31 == 1 {
+        half & !(1 << 31)
+    } else {
+        !half
+    })
 }
 
 impl Arena {
@@ -524,8 +431,6 @@ impl Arena {
                 kinds: Vec::with_capacity(rows),
                 quant: Vec::with_capacity(rows * dim),
                 qscale: Vec::with_capacity(rows),
-                floats: Vec::with_capacity(rows * dim),
-                inv_norm: Vec::with_capacity(rows),
             })),
         }
     }
@@ -547,8 +452,6 @@ impl Arena {
                 kinds: self.kinds().to_vec(),
                 quant: self.quant().to_vec(),
                 qscale: self.qscale().to_vec(),
-                floats: self.floats().to_vec(),
-                inv_norm: self.inv_norm().to_vec(),
             };
             self.rows = Rows::Owned(Arc::new(o));
         }
@@ -586,20 +489,6 @@ impl Arena {
         }
     }
 
-    pub(crate) fn floats(&self) -> &[f32] {
-        match &self.rows {
-            Rows::Owned(o) => &o.floats,
-            Rows::Mapped(m) => m.cast(&m.floats),
-        }
-    }
-
-    pub(crate) fn inv_norm(&self) -> &[f32] {
-        match &self.rows {
-            Rows::Owned(o) => &o.inv_norm,
-            Rows::Mapped(m) => m.cast(&m.inv_norm),
-        }
-    }
-
     /// Whether the rows are read in place from a mapped file.
     pub fn is_mapped(&self) -> bool {
         matches!(self.rows, Rows::Mapped(_))
@@ -623,8 +512,6 @@ impl Arena {
         let o = self.owned_mut();
         let scale = quantise(v, &mut o.quant);
         o.qscale.push(scale * inv);
-        o.inv_norm.push(inv);
-        o.floats.extend_from_slice(v);
         o.keys.push(key);
         o.kinds.push(kind);
         Ok(o.keys.len() - 1)
@@ -652,9 +539,6 @@ impl Arena {
         o.quant
             .extend_from_slice(&other.quant()[row * d..(row + 1) * d]);
         o.qscale.push(other.qscale()[row]);
-        o.floats
-            .extend_from_slice(&other.floats()[row * d..(row + 1) * d]);
-        o.inv_norm.push(other.inv_norm()[row]);
         Ok(o.keys.len() - 1)
     }
 
@@ -678,14 +562,15 @@ impl Arena {
         Some((*self.keys().get(row)?, *self.kinds().get(row)?))
     }
 
-    /// The f32 vector of a row.
-    pub fn row(&self, row: usize) -> Option<&[f32]> {
-        self.floats().get(row * self.dim..(row + 1) * self.dim)
+    /// A row as stored: its int8 components and its scale (× 1/‖row‖).
+    pub fn row(&self, row: usize) -> Option<(&[i8], f32)> {
+        let quant = self.quant().get(row * self.dim..(row + 1) * self.dim)?;
+        Some((quant, *self.qscale().get(row)?))
     }
 
-    /// Bytes held by the rows (int8 + f32 + per-row data).
+    /// Bytes held by the rows (int8 components and per-row data).
     pub fn bytes(&self) -> usize {
-        self.quant().len() + self.floats().len() * 4 + self.len() * (4 + 1 + 4 + 4)
+        self.quant().len() + self.len() * (4 + 1 + 4)
     }
 
     fn query_ok(&self, query: &[f32]) -> bool {
@@ -700,24 +585,17 @@ impl Arena {
         query.iter().all(|x| x.is_finite())
     }
 
-    /// The int8 estimate of the cosine of `query` and `row` (what the scan ranks by).
+    /// The int8 estimate of the cosine of `query` and `row`: what the scan ranks by and
+    /// returns (0 for a row out of range or a query it cannot scan).
     pub fn approx_cosine(&self, query: &[f32], row: usize) -> f32 {
-        if !self.query_ok(query) || row >= self.len() {
-            return 0.0;
-        }
-        let mut q = Vec::with_capacity(self.dim);
-        let qs = quantise(query, &mut q);
-        let qn = dot_f32(query, query).sqrt();
-        if qn == 0.0 {
-            return 0.0;
-        }
-        let r = &self.quant()[row * self.dim..(row + 1) * self.dim];
-        dot_i8(&q, r) as f32 * self.qscale()[row] * qs / qn
+        self.score_rows(query, &[row])
+            .first()
+            .map_or(0.0, |h| h.cosine)
     }
 
-    /// The best `top_k` rows by cosine: int8 pass over all rows, f32 rescoring of the
-    /// best `OVERSAMPLE × top_k`. Ties go to the earlier row. A query of the wrong dimension,
-    /// or a zero query, matches nothing.
+    /// The best `top_k` rows by the int8 estimate of their cosine, best first. Ties go
+    /// to the earlier row. A query of the wrong dimension, or a zero query, matches
+    /// nothing.
     pub fn scan(&self, query: &[f32], top_k: usize) -> Vec<ScanHit> {
         let Some(q) = self.prepare(query) else {
             return Vec::new();
@@ -729,8 +607,7 @@ impl Arena {
             .enumerate()
             .map(|(row, &score)| rank_key(score, row))
             .collect();
-        let rows = best_rows(keys, top_k.saturating_mul(OVERSAMPLE));
-        self.rescore(query, q.inv_norm, rows, top_k)
+        self.hits_of(best_keys(keys, top_k), q.to_cosine)
     }
 
     /// Like [`Arena::scan`], but the best `top_k` of each kind present, from the same
@@ -740,10 +617,9 @@ impl Arena {
         let Some(q) = self.prepare(query) else {
             return out;
         };
-        let cap = top_k.saturating_mul(OVERSAMPLE);
         let mut scores = Vec::with_capacity(self.len());
         int8_scores(&q.quant, self.quant(), self.qscale(), &mut scores);
-        // The best `cap` of each kind by int8 score, ties to the earlier row: each
+        // The best `top_k` of each kind by int8 score, ties to the earlier row: each
         // candidate as one integer key, compared as a whole.
         let mut per_kind: Vec<Vec<u64>> = (0..256).map(|_| Vec::new()).collect();
         for (row, (&score, &kind)) in scores.iter().zip(self.kinds()).enumerate() {
@@ -753,39 +629,46 @@ impl Arena {
             if keys.is_empty() {
                 continue;
             }
-            let rows = best_rows(keys, cap);
-            out.insert(kind as u8, self.rescore(query, q.inv_norm, rows, top_k));
+            out.insert(
+                kind as u8,
+                self.hits_of(best_keys(keys, top_k), q.to_cosine),
+            );
         }
         out
     }
 
-    /// Exact f32 cosines of the query and the given rows, in the order given (rows
+    /// The scan's cosines of the query and the given rows, in the order given (rows
     /// past the end are skipped): for scoring candidates another arm found that a
-    /// scan's head did not reach.
+    /// scan's head did not reach. Each is the value a scan would give the row.
     pub fn score_rows(&self, query: &[f32], rows: &[usize]) -> Vec<ScanHit> {
         let Some(q) = self.prepare(query) else {
             return Vec::new();
         };
+        let d = self.dim;
+        let mut out = Vec::with_capacity(rows.len());
+        let mut scores = Vec::with_capacity(rows.len());
         let rows: Vec<usize> = rows
             .iter()
             .copied()
             .filter(|&row| row < self.len())
             .collect();
-        self.exact_hits(query, q.inv_norm, &rows)
-    }
-
-    /// Exact f32 cosine over every row (no quantisation): the reference the int8 scan
-    /// is measured against.
-    pub fn scan_exact_f32(&self, query: &[f32], top_k: usize) -> Vec<ScanHit> {
-        let Some(q) = self.prepare(query) else {
-            return Vec::new();
-        };
-        let mut top = TopK::new(top_k);
-        let inv_norm = self.inv_norm();
-        for (row, r) in self.floats().chunks_exact(self.dim.max(1)).enumerate() {
-            top.offer(dot_f32(query, r) * inv_norm[row], row);
+        // Consecutive rows (a file's cues and chunks) go through the kernel together.
+        for run in rows.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
+            let (first, last) = (run[0], run[run.len() - 1]);
+            scores.clear();
+            int8_scores(
+                &q.quant,
+                &self.quant()[first * d..(last + 1) * d],
+                &self.qscale()[first..=last],
+                &mut scores,
+            );
+            out.extend(
+                run.iter()
+                    .zip(&scores)
+                    .map(|(&row, &score)| self.hit(row, score, q.to_cosine)),
+            );
         }
-        self.rescore(query, q.inv_norm, top.rows(), top_k)
+        out
     }
 
     pub(crate) fn prepare(&self, query: &[f32]) -> Option<Prepared> {
@@ -797,68 +680,70 @@ impl Arena {
             return None;
         }
         let mut quant = Vec::with_capacity(self.dim);
-        quantise(query, &mut quant);
+        let scale = quantise(query, &mut quant);
         Some(Prepared {
             quant,
-            inv_norm: 1.0 / n,
+            to_cosine: scale / n,
         })
     }
 
-    fn rescore(&self, query: &[f32], q_inv: f32, rows: Vec<usize>, top_k: usize) -> Vec<ScanHit> {
-        best_hits(self.exact_hits(query, q_inv, &rows), top_k)
+    /// The hits of `keys` (a selection of [`rank_key`]s), best first.
+    pub(crate) fn hits_of(&self, mut keys: Vec<u64>, to_cosine: f32) -> Vec<ScanHit> {
+        keys.sort_unstable_by(|a, b| b.cmp(a));
+        keys.into_iter()
+            .map(|k| self.hit(key_row(k), key_score(k), to_cosine))
+            .collect()
     }
 
-    /// [`Arena::exact_hit`] of each of `rows` (all in range), in the order given, four
-    /// rows a step.
-    pub(crate) fn exact_hits(&self, query: &[f32], q_inv: f32, rows: &[usize]) -> Vec<ScanHit> {
-        let mut out = Vec::with_capacity(rows.len());
-        let (fours, rest) = rows.as_chunks::<4>();
-        let d = self.dim;
-        let floats = self.floats();
-        for four in fours {
-            let dots = dot_f32_x4(query, four.map(|row| &floats[row * d..(row + 1) * d]));
-            for (&row, dot) in four.iter().zip(dots) {
-                out.push(self.hit_of(row, dot, q_inv));
-            }
-        }
-        out.extend(rest.iter().map(|&row| self.exact_hit(query, q_inv, row)));
-        out
-    }
-
-    /// A row's hit from its f32 dot with the query.
-    fn hit_of(&self, row: usize, dot: f32, q_inv: f32) -> ScanHit {
+    /// A row's hit from its int8 score (`dot × the row's scale`); the row must be in range.
+    fn hit(&self, row: usize, score: f32, to_cosine: f32) -> ScanHit {
         ScanHit {
             row,
             key: self.keys()[row],
             kind: self.kinds()[row],
-            cosine: dot * self.inv_norm()[row] * q_inv,
+            cosine: score * to_cosine,
         }
     }
-
-    /// The exact f32 cosine of the query (of inverse norm `q_inv`) and one row, which
-    /// must be in range: what every exact score of the arena is made of.
-    pub(crate) fn exact_hit(&self, query: &[f32], q_inv: f32, row: usize) -> ScanHit {
-        let r = &self.floats()[row * self.dim..(row + 1) * self.dim];
-        self.hit_of(row, dot_f32(query, r), q_inv)
-    }
 }
 
-/// The best `top_k` of rescored hits, best first, ties to the earlier row.
-pub(crate) fn best_hits(mut hits: Vec<ScanHit>, top_k: usize) -> Vec<ScanHit> {
-    hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.row.cmp(&b.row)));
-    hits.truncate(top_k);
-    hits
-}
-
-/// A query made ready to scan: int8-quantised, and its inverse norm.
+/// A query made ready to scan: int8-quantised, and the factor that turns a row's int8
+/// score into the cosine estimate (the query's scale over its norm).
 pub(crate) struct Prepared {
     pub(crate) quant: Vec<i8>,
-    pub(crate) inv_norm: f32,
+    pub(crate) to_cosine: f32,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cmp::Ordering;
+
+    /// A candidate ordered by score, ties broken towards the lower row: the order
+    /// [`rank_key`] must keep.
+    #[derive(Clone, Copy)]
+    struct Cand {
+        score: f32,
+        row: usize,
+    }
+
+    impl PartialEq for Cand {
+        fn eq(&self, o: &Self) -> bool {
+            self.cmp(o) == Ordering::Equal
+        }
+    }
+    impl Eq for Cand {}
+    impl PartialOrd for Cand {
+        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for Cand {
+        fn cmp(&self, o: &Self) -> Ordering {
+            self.score
+                .total_cmp(&o.score)
+                .then_with(|| o.row.cmp(&self.row))
+        }
+    }
 
     /// Every int8 kernel this CPU can run gives the portable kernel's scores, bit for
     /// bit, at MiniLM's dimension and at dimensions that leave a tail.
@@ -912,25 +797,6 @@ mod tests {
         }
     }
 
-    /// Four rows' dots at once are each row's own dot, bit for bit, also where the
-    /// dimension leaves a tail.
-    #[test]
-    fn four_dots_at_once_are_each_rows_dot() {
-        let mut x = 0.37f32;
-        let mut next = move || {
-            x = (x * 3.7 + 0.11).fract();
-            x - 0.5
-        };
-        for dim in [1usize, 7, 8, 9, 384, 389] {
-            let q: Vec<f32> = (0..dim).map(|_| next()).collect();
-            let rows: Vec<Vec<f32>> = (0..4).map(|_| (0..dim).map(|_| next()).collect()).collect();
-            let four = dot_f32_x4(&q, [&rows[0], &rows[1], &rows[2], &rows[3]]);
-            for (r, got) in rows.iter().zip(four) {
-                assert_eq!(got.to_bits(), dot_f32(&q, r).to_bits(), "dim {dim}");
-            }
-        }
-    }
-
     /// The selection's integer keys order candidates as the heap's `Cand` does.
     #[test]
     fn rank_keys_order_as_candidates_do() {
@@ -952,6 +818,7 @@ mod tests {
                 assert_eq!(rank_key(a, i).cmp(&rank_key(b, j)), ca.cmp(&cb), "{a} {b}");
             }
             assert_eq!(key_row(rank_key(a, i)), i);
+            assert_eq!(key_score(rank_key(a, i)).to_bits(), a.to_bits());
         }
     }
 }

@@ -2,8 +2,7 @@
 //! unit's path and label), read back in place through a memory map.
 //!
 //! A cold process that opens a ready arena maps the file and checks its layout; the
-//! rows are not copied or decoded, and a query's scan touches the int8 section and the
-//! few f32 rows it rescores. The file is written beside the old one and renamed over
+//! rows are not copied or decoded, and a query's scan touches the int8 section. The file is written beside the old one and renamed over
 //! it (never changed in place: `mapped.rs` relies on that), so a reader sees the old
 //! arena or the new one, whole. A file that is missing, truncated, of another format
 //! version, model, dimension or tag is not used: the caller rebuilds it.
@@ -13,10 +12,13 @@
 //! ```text
 //! magic "GLARENA1" | u32 version | u32 dim | u64 rows | u64 keys (label pairs)
 //! | u32 model length | u32 tag length | model | tag
-//! | keys u32 × rows | kinds u8 × rows | qscale f32 × rows | inv_norm f32 × rows
-//! | quant i8 × rows × dim | floats f32 × rows × dim
+//! | keys u32 × rows | kinds u8 × rows | qscale f32 × rows | quant i8 × rows × dim
 //! | label offsets u32 × (2 × keys + 1) | label bytes (UTF-8)
 //! ```
+//!
+//! Format 1 also held every row in f32 (and each row's inverse norm) for rescoring; a
+//! format 1 file is of another version, so it is rebuilt once, from the vectors the
+//! engine keeps.
 
 use std::io::Write;
 use std::ops::Range;
@@ -28,7 +30,7 @@ use crate::arena::{Arena, Mapped};
 use crate::mapped::MappedFile;
 
 const MAGIC: &[u8; 8] = b"GLARENA1";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const ALIGN: usize = 64;
 
 /// Two strings per key of an arena: an owner and a label.
@@ -261,8 +263,7 @@ impl Sections {
 
     /// Four-byte values in little-endian order. On a little-endian CPU they are their
     /// own bytes, written as they lie (a slice longer than the buffer goes straight to
-    /// the file, without a copy: the f32 rows are 64 MB at 10,000 memories); elsewhere
-    /// converted in pieces.
+    /// the file, without a copy); elsewhere converted in pieces.
     fn le_words<T: bytemuck::Pod>(
         &mut self,
         v: &[T],
@@ -337,15 +338,7 @@ fn write_to(
         }
         s.end_section()?;
         for (a, r) in &spans {
-            s.f32s(&a.inv_norm()[r.clone()])?;
-        }
-        s.end_section()?;
-        for (a, r) in &spans {
             s.bytes(bytemuck::cast_slice(&a.quant()[r.start * dim..r.end * dim]))?;
-        }
-        s.end_section()?;
-        for (a, r) in &spans {
-            s.f32s(&a.floats()[r.start * dim..r.end * dim])?;
         }
         s.end_section()?;
         s.u32s(&offsets)?;
@@ -399,9 +392,7 @@ fn parse(file: MappedFile) -> Result<StoredArena, String> {
     let r_keys = take(rows.checked_mul(4).ok_or_else(overflow)?);
     let r_kinds = take(rows);
     let r_qscale = take(rows * 4);
-    let r_inv = take(rows * 4);
     let r_quant = take(rows.checked_mul(dim).ok_or_else(overflow)?);
-    let r_floats = take(rows * dim * 4);
     let r_offsets = take(keys.checked_mul(8).ok_or_else(overflow)? + 4);
     let label_start = r_offsets.end.next_multiple_of(ALIGN);
     if label_start > b.len() {
@@ -422,8 +413,6 @@ fn parse(file: MappedFile) -> Result<StoredArena, String> {
     }
     let casts = bytemuck::try_cast_slice::<u8, u32>(&b[r_keys.clone()]).is_ok()
         && bytemuck::try_cast_slice::<u8, f32>(&b[r_qscale.clone()]).is_ok()
-        && bytemuck::try_cast_slice::<u8, f32>(&b[r_inv.clone()]).is_ok()
-        && bytemuck::try_cast_slice::<u8, f32>(&b[r_floats.clone()]).is_ok()
         && cfg!(target_endian = "little");
     if !casts {
         return Err("sections do not cast in place on this machine".into());
@@ -449,8 +438,6 @@ fn parse(file: MappedFile) -> Result<StoredArena, String> {
         kinds: r_kinds,
         quant: r_quant,
         qscale: r_qscale,
-        floats: r_floats,
-        inv_norm: r_inv,
     };
     Ok(StoredArena {
         arena: Arena::mapped(dim, mapped),

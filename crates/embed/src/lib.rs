@@ -15,7 +15,7 @@
 //!   text), so a rebuild or schema bump recomputes nothing and identical texts share one
 //!   vector ([`embed_cached`]);
 //! - scoring a query against many vectors in one pass ([`Arena`]: int8 rows with per-row
-//!   scale, float rescoring of the best candidates);
+//!   scale, ranked and scored by the int8 estimate of the cosine);
 //! - splitting long text into pieces a model's window can hold ([`chunk`]).
 //!
 //! What it is not for: deciding what to embed (cues, sections, files: the engine),
@@ -44,7 +44,7 @@ mod scan_job;
 mod static_table;
 mod wordpiece;
 
-pub use arena::{Arena, OVERSAMPLE, ScanHit, cosine};
+pub use arena::{Arena, ScanHit, cosine};
 pub use arena_file::{ArenaMiss, Labels, RowRun, StoredArena};
 pub use bert::Precision;
 pub use cache::{CacheStatus, EmbedStats, VectorCache, embed_cached, text_hash};

@@ -7,22 +7,16 @@
 //! puts the answer together ([`ScanJob::finish`]). Nothing here starts a thread: the
 //! caller decides who helps.
 //!
-//! The work, in two rounds of pieces claimed through an atomic counter:
-//!
-//! 1. **The int8 pass**, in pieces of consecutive rows. A piece scores its rows
-//!    (each score an exact integer dot product × the row's scale, so a row's score
-//!    does not depend on the piece or the thread) and turns them into the selection's
-//!    keys ([`crate::arena::rank_key`]: the score, ties to the earlier row), which
-//!    join each kind's best `OVERSAMPLE × top_k` so far (one short lock per piece).
-//!    Keys are distinct, so the best of all rows is the same whatever the order the
-//!    pieces were done in. Once a kind holds a full `OVERSAMPLE × top_k`, its worst
-//!    kept key is a bound the kind's final worst is at least as good as: a piece
-//!    drops the keys under it before taking the lock, so most pieces hand over a few
-//!    keys, not their rows'.
-//! 2. **The f32 rescoring** of the rows picked (by whoever finished the last piece
-//!    of the pass), in pieces of [`RESCORE_ROWS`] rows, each piece's hits in its own
-//!    slot ([`OnceLock`]); each exact cosine is one row's dot product, the same
-//!    whoever computes it.
+//! The work is the int8 pass, in pieces of consecutive rows claimed through an atomic
+//! counter. A piece scores its rows (each score an exact integer dot product × the
+//! row's scale, so a row's score does not depend on the piece or the thread) and turns
+//! them into the selection's keys ([`crate::arena::rank_key`]: the score, ties to the
+//! earlier row), which join each kind's best `top_k` so far (one short lock per piece).
+//! Keys are distinct, so the best of all rows is the same whatever the order the pieces
+//! were done in. Once a kind holds a full `top_k`, its worst kept key is a bound the
+//! kind's final worst is at least as good as: a piece drops the keys under it before
+//! taking the lock, so most pieces hand over a few keys, not their rows'. Whoever does
+//! the last piece turns each kind's keys into its hits.
 //!
 //! No `unsafe` is needed. A thread only ever waits for a piece another thread has
 //! claimed (or for the lock it holds), i.e. for a thread that is running; if that
@@ -34,10 +28,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
-use crate::arena::{
-    Arena, OVERSAMPLE, Prepared, ScanHit, best_hits, best_keys, best_rows, int8_scores, rank_key,
-    score_half,
-};
+use crate::arena::{Arena, Prepared, ScanHit, best_keys, int8_scores, rank_key, score_half};
 
 /// Int8 bytes read by one piece of the pass at most (512 KiB: 1,365 rows of MiniLM's
 /// 384 components, some tens of microseconds).
@@ -51,16 +42,12 @@ const MIN_PIECES: usize = 16;
 /// its keys, a slot).
 const MIN_PASS_ROWS: usize = 64;
 
-/// Rows per piece of the f32 rescoring (1.5 KB each at 384 components, scattered).
-const RESCORE_ROWS: usize = 64;
-
 /// A per-kind scan of one arena for one query, done by whichever threads call
 /// [`ScanJob::help`] and [`ScanJob::finish`]; made by [`Arena::scan_job`]. The answer
 /// is [`Arena::scan_per_kind`]'s, bit for bit, however the pieces were shared.
 pub struct ScanJob {
     /// A clone of the arena (its rows are shared, not copied).
     arena: Arena,
-    query: Vec<f32>,
     top_k: usize,
     /// `None`: nothing to scan (an empty arena, a zero query, or one of the wrong
     /// dimension); the job is then done from the start.
@@ -68,42 +55,19 @@ pub struct ScanJob {
     pass_rows: usize,
     /// Pieces of the pass.
     passes: usize,
-    /// Per kind present in the pieces done, its best keys so far (at most
-    /// `OVERSAMPLE × top_k`).
+    /// Per kind present in the pieces done, its best keys so far (at most `top_k`).
     best: Mutex<BTreeMap<u8, Vec<u64>>>,
     next_pass: AtomicUsize,
     passes_done: AtomicUsize,
     /// Per kind, a key every one of the kind's final candidates is at least (its worst
     /// in `best` once that is full).
     bounds: Vec<AtomicU64>,
-    picked: OnceLock<Picked>,
-    next_rescore: AtomicUsize,
-    rescores_done: AtomicUsize,
+    /// Each kind's hits, best first, once the last piece is done.
+    hits: OnceLock<BTreeMap<u8, Vec<ScanHit>>>,
     /// A thread panicked in a piece: what it claimed will never be done.
     abandoned: AtomicBool,
     wake: Mutex<()>,
     changed: Condvar,
-}
-
-/// The rows to rescore, picked once the pass is done.
-struct Picked {
-    /// Each kind present, ascending, with how many of `rows` are its.
-    kinds: Vec<(u8, usize)>,
-    /// Each kind's rows, in row order, the kinds one after another.
-    rows: Vec<usize>,
-    /// Per piece of `rows`, its exact hits in the same order.
-    rescored: Vec<OnceLock<Vec<ScanHit>>>,
-}
-
-impl Picked {
-    fn new(kinds: Vec<(u8, usize)>, rows: Vec<usize>) -> Picked {
-        let pieces = rows.len().div_ceil(RESCORE_ROWS);
-        Picked {
-            kinds,
-            rows,
-            rescored: (0..pieces).map(|_| OnceLock::new()).collect(),
-        }
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -130,7 +94,6 @@ impl Arena {
         let pass_rows = pass_rows(rows, self.dim());
         let job = ScanJob {
             arena: self.clone(),
-            query: query.to_vec(),
             top_k,
             prepared,
             pass_rows,
@@ -139,15 +102,13 @@ impl Arena {
             next_pass: AtomicUsize::new(0),
             passes_done: AtomicUsize::new(0),
             bounds: (0..256).map(|_| AtomicU64::new(0)).collect(),
-            picked: OnceLock::new(),
-            next_rescore: AtomicUsize::new(0),
-            rescores_done: AtomicUsize::new(0),
+            hits: OnceLock::new(),
             abandoned: AtomicBool::new(false),
             wake: Mutex::new(()),
             changed: Condvar::new(),
         };
         if job.passes == 0 {
-            let _ = job.picked.set(Picked::new(Vec::new(), Vec::new()));
+            let _ = job.hits.set(BTreeMap::new());
         }
         job
     }
@@ -167,37 +128,22 @@ impl Drop for AbandonOnPanic<'_> {
 }
 
 impl ScanJob {
-    /// Does the pieces no thread has claimed yet: of the int8 pass, then, once the rows
-    /// to rescore are picked, of the rescoring. May wait for the pick while another
-    /// thread finishes the pass's last pieces (a thread that is running them).
+    /// Does the pieces of the pass no thread has claimed yet.
     pub fn help(&self) {
-        self.work();
-    }
-
-    /// The answer: does the pieces left, waits for those other threads are doing, then
-    /// ranks each kind's rescored rows. `None` if a thread sharing the job panicked in
-    /// a piece, which will then never be done (that thread's panic is the one to raise).
-    pub fn finish(&self) -> Option<BTreeMap<u8, Vec<ScanHit>>> {
-        let picked = self.work()?;
-        self.wait_for(|| self.rescores_done.load(Ordering::Acquire) == picked.rescored.len())
-            .then(|| self.assemble(picked))
-    }
-
-    /// The pieces of both rounds this thread can claim; the rows picked, or `None` if
-    /// the job was abandoned.
-    fn work(&self) -> Option<&Picked> {
         let _guard = AbandonOnPanic(self);
         while let Some(i) = claim(&self.next_pass, self.passes) {
             self.run_pass(i);
         }
-        if !self.wait_for(|| self.picked.get().is_some()) {
-            return None;
-        }
-        let picked = self.picked.get()?;
-        while let Some(i) = claim(&self.next_rescore, picked.rescored.len()) {
-            self.run_rescore(picked, i);
-        }
-        Some(picked)
+    }
+
+    /// The answer: does the pieces left, then waits for those other threads are doing.
+    /// `None` if a thread sharing the job panicked in a piece, which will then never
+    /// be done (that thread's panic is the one to raise).
+    pub fn finish(&self) -> Option<BTreeMap<u8, Vec<ScanHit>>> {
+        self.help();
+        self.wait_for(|| self.hits.get().is_some())
+            .then(|| self.hits.get().cloned())
+            .flatten()
     }
 
     /// Blocks until `ready` (checked under the lock that wakers take); false if the
@@ -229,7 +175,7 @@ impl ScanJob {
         start..(start + self.pass_rows).min(self.arena.len())
     }
 
-    /// Piece `piece` of the pass; whoever does the last one picks the rows to rescore.
+    /// Piece `piece` of the pass; whoever does the last one makes the hits.
     fn run_pass(&self, piece: usize) {
         let rows = self.pass_range(piece);
         let mut scores = Vec::with_capacity(rows.len());
@@ -237,7 +183,7 @@ impl ScanJob {
         let keys = self.piece_keys(rows, &scores);
         self.keep_best(keys);
         if self.passes_done.fetch_add(1, Ordering::AcqRel) + 1 == self.passes {
-            let _ = self.picked.set(self.pick());
+            let _ = self.hits.set(self.assemble());
             self.wake_all();
         }
     }
@@ -254,7 +200,6 @@ impl ScanJob {
             out,
         );
     }
-
     /// The keys of `rows` (scored `scores`) at or above their kind's bound, per kind
     /// present (a kind with none left still has its entry), in kind order.
     fn piece_keys(&self, rows: Range<usize>, scores: &[f32]) -> Vec<(u8, Vec<u64>)> {
@@ -309,50 +254,20 @@ impl ScanJob {
         }
     }
 
-    /// Candidates kept per kind by the int8 pass.
+    /// Candidates kept per kind.
     fn cap(&self) -> usize {
-        self.top_k.saturating_mul(OVERSAMPLE)
+        self.top_k
     }
 
-    /// The rows to rescore: each kind's best `OVERSAMPLE × top_k` keys over every
-    /// piece, as rows.
-    fn pick(&self) -> Picked {
-        let cap = self.cap();
-        let best = std::mem::take(&mut *lock(&self.best));
-        let mut kinds = Vec::with_capacity(best.len());
-        let mut rows = Vec::new();
-        for (kind, keys) in best {
-            let best = best_rows(keys, cap);
-            kinds.push((kind, best.len()));
-            rows.extend(best);
-        }
-        Picked::new(kinds, rows)
-    }
-
-    /// Piece `piece` of the rescoring: exact cosines of its rows, in order.
-    fn run_rescore(&self, picked: &Picked, piece: usize) {
-        let start = piece * RESCORE_ROWS;
-        let rows = &picked.rows[start..(start + RESCORE_ROWS).min(picked.rows.len())];
-        let q_inv = self.prepared.as_ref().map_or(0.0, |q| q.inv_norm);
-        let hits = self.arena.exact_hits(&self.query, q_inv, rows);
-        let _ = picked.rescored[piece].set(hits);
-        if self.rescores_done.fetch_add(1, Ordering::AcqRel) + 1 == picked.rescored.len() {
-            self.wake_all();
-        }
-    }
-
-    /// Each kind's best `top_k` of its rescored rows, best first.
-    fn assemble(&self, picked: &Picked) -> BTreeMap<u8, Vec<ScanHit>> {
-        let mut hits = picked
-            .rescored
-            .iter()
-            .filter_map(OnceLock::get)
-            .flatten()
-            .copied();
-        picked
-            .kinds
-            .iter()
-            .map(|&(kind, n)| (kind, best_hits(hits.by_ref().take(n).collect(), self.top_k)))
+    /// Each kind's hits: its best `top_k` keys over every piece, best first.
+    fn assemble(&self) -> BTreeMap<u8, Vec<ScanHit>> {
+        let to_cosine = self.prepared.as_ref().map_or(0.0, |q| q.to_cosine);
+        std::mem::take(&mut *lock(&self.best))
+            .into_iter()
+            .map(|(kind, keys)| {
+                let best = best_keys(keys, self.top_k);
+                (kind, self.arena.hits_of(best, to_cosine))
+            })
             .collect()
     }
 }
@@ -371,19 +286,13 @@ mod tests {
             self
         }
 
-        /// Does every piece of the pass, then of the rescoring, each round in a random
-        /// order, as if threads had claimed them in that order.
+        /// Does every piece of the pass in a random order, as if threads had claimed
+        /// them in that order.
         fn run_shuffled(&self, rng: &mut fastrand::Rng) {
             let n = self.passes;
             self.next_pass.store(n, Ordering::SeqCst);
             for i in shuffled(n, rng) {
                 self.run_pass(i);
-            }
-            let picked = self.picked.get().expect("the pass picked its rows");
-            let m = picked.rescored.len();
-            self.next_rescore.store(m, Ordering::SeqCst);
-            for i in shuffled(m, rng) {
-                self.run_rescore(picked, i);
             }
         }
     }

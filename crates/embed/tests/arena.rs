@@ -1,11 +1,12 @@
-//! Cosine and int8 quantisation arithmetic of the arena scan.
+//! Cosine and int8 quantisation arithmetic of the arena scan: the scan ranks and scores
+//! rows by the int8 estimate of their cosine, whose error has an analytic bound.
 
 mod common;
 
 use common::random_unit;
 use std::collections::BTreeMap;
 
-use gitloom_embed::{Arena, OVERSAMPLE, cosine};
+use gitloom_embed::{Arena, ScanHit, cosine};
 
 #[test]
 fn cosine_basics() {
@@ -32,7 +33,8 @@ fn push_checks_dimension_and_values() {
     assert_eq!(a.push(8, 0, &[0.0, 0.0, 0.0, 0.0]).ok(), Some(1));
     assert_eq!(a.len(), 2);
     assert_eq!(a.meta(0), Some((7, 1)));
-    assert_eq!(a.row(0), Some(&[0.0, 2.0, 0.0, 0.0][..]));
+    // Stored in int8, the scale divided by the row's norm (2): 127 × (2/127) / 2 = 1.
+    assert_eq!(a.row(0), Some((&[0i8, 127, 0, 0][..], 1.0 / 127.0)));
     // Wrong-dimension or zero queries match nothing.
     assert!(a.scan(&[1.0, 0.0], 5).is_empty());
     assert!(a.scan(&[0.0; 4], 5).is_empty());
@@ -75,46 +77,89 @@ fn quantised_estimate_error_is_bounded() {
     assert!(max_err < 0.01, "max abs error {max_err}");
 }
 
+/// The analytic bound of the int8 estimate's error for unit vectors `q` and `r`:
+/// `(s_q/2)·‖r‖₁ + (s_r/2)·‖q̂‖₁`, scales `max/127`.
+fn bound(q: &[f32], r: &[f32]) -> f32 {
+    let s = |v: &[f32]| v.iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0;
+    let l1 = |v: &[f32]| v.iter().map(|x| x.abs()).sum::<f32>();
+    s(q) / 2.0 * l1(r) + s(r) / 2.0 * (l1(q) + q.len() as f32 * s(q) / 2.0)
+}
+
+/// Whether `hits` are a top `k` of `rows` (the vectors pushed, in row order) that an
+/// estimate within the analytic bound can give: every hit's score is its row's
+/// estimate, the hits are best first, and no row left out beats a kept one by more
+/// than both their bounds.
+fn within_bound_of_exact(a: &Arena, rows: &[Vec<f32>], q: &[f32], hits: &[ScanHit], k: usize) {
+    assert_eq!(hits.len(), k.min(rows.len()));
+    for h in hits {
+        assert_eq!(h.cosine, a.approx_cosine(q, h.row));
+    }
+    for w in hits.windows(2) {
+        assert!(w[0].cosine >= w[1].cosine);
+    }
+    let q = {
+        let n = q.iter().map(|x| x * x).sum::<f32>().sqrt();
+        q.iter().map(|x| x / n).collect::<Vec<f32>>()
+    };
+    // A row left out was estimated at most as high as every kept row, whose estimate
+    // is at most its cosine plus its bound.
+    let kept: std::collections::HashSet<usize> = hits.iter().map(|h| h.row).collect();
+    let ceiling = hits
+        .iter()
+        .map(|h| cosine(&q, &rows[h.row]) + bound(&q, &rows[h.row]))
+        .fold(f32::INFINITY, f32::min);
+    for (r, v) in rows.iter().enumerate().filter(|(r, _)| !kept.contains(r)) {
+        assert!(
+            cosine(&q, v) - bound(&q, v) <= ceiling + 1e-5,
+            "row {r} left out at {} above the kept rows' ceiling {ceiling}",
+            cosine(&q, v)
+        );
+    }
+}
+
 #[test]
-fn quantised_top_k_equals_exact_top_k() {
+fn quantised_top_k_is_the_exact_top_k_within_the_bound() {
     let mut rng = fastrand::Rng::with_seed(42);
     let dim = 384;
     let n = 3000;
     let mut a = Arena::with_capacity(dim, n);
-    for i in 0..n {
-        a.push(i as u32, (i % 2) as u8, &random_unit(&mut rng, dim))
-            .expect("push");
+    let rows: Vec<Vec<f32>> = (0..n).map(|_| random_unit(&mut rng, dim)).collect();
+    for (i, r) in rows.iter().enumerate() {
+        a.push(i as u32, (i % 2) as u8, r).expect("push");
     }
     let trials = 200;
     let mut same = 0;
     for t in 0..trials {
         // Half the queries are near an existing row (the realistic case), half random.
-        let q = if t % 2 == 0 {
-            let base = a.row(rng.usize(0..n)).expect("row").to_vec();
+        let q: Vec<f32> = if t % 2 == 0 {
+            let base = &rows[rng.usize(0..n)];
             let noise = random_unit(&mut rng, dim);
             base.iter().zip(&noise).map(|(b, e)| b + 0.8 * e).collect()
         } else {
             random_unit(&mut rng, dim)
         };
         let fast = a.scan(&q, 10);
-        let exact = a.scan_exact_f32(&q, 10);
-        assert_eq!(exact.len(), 10);
-        let rows = |h: &[gitloom_embed::ScanHit]| h.iter().map(|h| h.row).collect::<Vec<_>>();
-        if rows(&fast) == rows(&exact) {
+        within_bound_of_exact(&a, &rows, &q, &fast, 10);
+        let mut exact: Vec<(f32, usize)> = rows
+            .iter()
+            .enumerate()
+            .map(|(r, v)| (cosine(&q, v), r))
+            .collect();
+        exact.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        let mut want: Vec<usize> = exact.iter().take(10).map(|x| x.1).collect();
+        let mut got: Vec<usize> = fast.iter().map(|h| h.row).collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        if got == want {
             same += 1;
         }
-        // Scores returned are exact f32 cosines either way.
-        for h in &fast {
-            let r = a.row(h.row).expect("row");
-            assert!((h.cosine - cosine(&q, r)).abs() < 1e-5);
-        }
-        for w in fast.windows(2) {
-            assert!(w[0].cosine >= w[1].cosine);
-        }
     }
+    // Random unit vectors crowd their cosines (the 10th and 11th best of 3,000 are
+    // often a few thousandths apart), so the sets may differ at the edge; they should
+    // still agree most of the time.
     assert!(
-        same * 100 >= trials * 99,
-        "quantised top-10 matched exact in {same}/{trials} trials"
+        same * 100 >= trials * 80,
+        "quantised top-10 set matched exact in {same}/{trials} trials"
     );
 }
 
@@ -123,9 +168,9 @@ fn per_kind_scan_ranks_kinds_apart_in_one_pass() {
     let mut rng = fastrand::Rng::with_seed(3);
     let dim = 64;
     let mut a = Arena::new(dim);
-    for i in 0..600u32 {
-        a.push(i / 3, (i % 3) as u8, &random_unit(&mut rng, dim))
-            .expect("push");
+    let vs: Vec<Vec<f32>> = (0..600).map(|_| random_unit(&mut rng, dim)).collect();
+    for (i, v) in vs.iter().enumerate() {
+        a.push(i as u32 / 3, (i % 3) as u8, v).expect("push");
     }
     let q = random_unit(&mut rng, dim);
     let per = a.scan_per_kind(&q, 5);
@@ -133,27 +178,36 @@ fn per_kind_scan_ranks_kinds_apart_in_one_pass() {
     for (kind, hits) in &per {
         assert_eq!(hits.len(), 5);
         assert!(hits.iter().all(|h| h.kind == *kind));
-        // Equal to the exact top 5 of that kind.
-        let mut exact: Vec<(usize, f32)> = (0..a.len())
+        // The kind's own top 5 by the estimate, each within the bound of its cosine.
+        let mut est: Vec<(f32, usize)> = (0..a.len())
             .filter(|&r| a.meta(r).map(|m| m.1) == Some(*kind))
-            .map(|r| (r, cosine(&q, a.row(r).expect("row"))))
+            .map(|r| (a.approx_cosine(&q, r), r))
             .collect();
-        exact.sort_by(|x, y| y.1.total_cmp(&x.1));
-        let want: Vec<usize> = exact.iter().take(5).map(|x| x.0).collect();
+        est.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        let want: Vec<usize> = est.iter().take(5).map(|x| x.1).collect();
         assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), want);
+        for h in hits {
+            assert!((h.cosine - cosine(&q, &vs[h.row])).abs() <= bound(&q, &vs[h.row]) + 1e-5);
+        }
     }
 }
 
 #[test]
-fn scoring_chosen_rows_gives_their_exact_cosines_in_the_order_asked() {
-    let a = sample_arena(40, 32, 9);
+fn scoring_chosen_rows_gives_the_scans_cosines_in_the_order_asked() {
+    let (a, vs) = sample_arena_and_rows(40, 32, 9);
     let mut rng = fastrand::Rng::with_seed(10);
     let q = random_unit(&mut rng, 32);
-    let hits = a.score_rows(&q, &[7, 2, 39, 40, 1000]);
-    // Rows past the end are skipped, not an error.
-    assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), [7, 2, 39]);
+    let hits = a.score_rows(&q, &[7, 2, 39, 40, 1000, 3, 4, 5]);
+    // Rows past the end are skipped, not an error; runs of rows keep the order asked.
+    assert_eq!(
+        hits.iter().map(|h| h.row).collect::<Vec<_>>(),
+        [7, 2, 39, 3, 4, 5]
+    );
+    let scanned = a.scan(&q, 40);
     for h in &hits {
-        assert!((h.cosine - cosine(&q, a.row(h.row).expect("row"))).abs() < 1e-5);
+        let s = scanned.iter().find(|s| s.row == h.row).expect("scanned");
+        assert_eq!(h, s, "the value a scan gives the row");
+        assert!((h.cosine - cosine(&q, &vs[h.row])).abs() <= bound(&q, &vs[h.row]) + 1e-5);
         assert_eq!(a.meta(h.row), Some((h.key, h.kind)));
     }
     assert!(a.score_rows(&q, &[]).is_empty());
@@ -164,13 +218,18 @@ fn scoring_chosen_rows_gives_their_exact_cosines_in_the_order_asked() {
 }
 
 fn sample_arena(n: usize, dim: usize, seed: u64) -> Arena {
+    sample_arena_and_rows(n, dim, seed).0
+}
+
+/// An arena of `n` random unit rows (two per key, kinds 0 and 1 in turn) and the rows.
+fn sample_arena_and_rows(n: usize, dim: usize, seed: u64) -> (Arena, Vec<Vec<f32>>) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut a = Arena::with_capacity(dim, n);
-    for i in 0..n {
-        a.push((i / 2) as u32, (i % 2) as u8, &random_unit(&mut rng, dim))
-            .expect("push");
+    let rows: Vec<Vec<f32>> = (0..n).map(|_| random_unit(&mut rng, dim)).collect();
+    for (i, r) in rows.iter().enumerate() {
+        a.push((i / 2) as u32, (i % 2) as u8, r).expect("push");
     }
-    a
+    (a, rows)
 }
 
 #[test]
@@ -274,8 +333,7 @@ fn a_damaged_arena_file_is_refused_with_the_reason() {
 }
 
 /// What `scan_per_kind` must return, from the public estimate alone: per kind, the
-/// `OVERSAMPLE × k` best rows by int8 estimate (ties to the earlier row), rescored
-/// exactly, best `k` (ties to the earlier row).
+/// `k` best rows by int8 estimate, ties to the earlier row.
 fn per_kind_reference(a: &Arena, q: &[f32], k: usize) -> BTreeMap<u8, Vec<usize>> {
     let mut by_kind: BTreeMap<u8, Vec<(f32, usize)>> = BTreeMap::new();
     for r in 0..a.len() {
@@ -289,16 +347,7 @@ fn per_kind_reference(a: &Arena, q: &[f32], k: usize) -> BTreeMap<u8, Vec<usize>
         .into_iter()
         .map(|(kind, mut v)| {
             v.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-            v.truncate(OVERSAMPLE * k);
-            // The arena's own exact cosines (`cosine` rounds differently).
-            let rows: Vec<usize> = v.iter().map(|x| x.1).collect();
-            let mut exact: Vec<(f32, usize)> = a
-                .score_rows(q, &rows)
-                .iter()
-                .map(|h| (h.cosine, h.row))
-                .collect();
-            exact.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-            (kind, exact.iter().take(k).map(|x| x.1).collect())
+            (kind, v.iter().take(k).map(|x| x.1).collect())
         })
         .collect()
 }
@@ -356,39 +405,43 @@ fn per_kind_scan_keeps_the_int8_best_rows_of_each_kind() {
     }
 }
 
-/// On vectors with clear margins (clustered, each query near one row), the per-kind
-/// ranking equals the exact f32 ranking of that kind.
+/// On vectors with clear margins (each query near one row), the per-kind head is the
+/// exact f32 head of that kind, and the rest of the top 5 within the estimate's bound.
 #[test]
-fn per_kind_ranking_equals_exact_f32_on_clustered_vectors() {
+fn per_kind_head_equals_exact_f32_on_clear_margins() {
     let mut rng = fastrand::Rng::with_seed(11);
     let dim = 384;
     let mut a = Arena::new(dim);
-    for i in 0..4000u32 {
-        a.push(i, (i % 2) as u8, &random_unit(&mut rng, dim))
-            .expect("push");
+    let vs: Vec<Vec<f32>> = (0..4000).map(|_| random_unit(&mut rng, dim)).collect();
+    for (i, v) in vs.iter().enumerate() {
+        a.push(i as u32, (i % 2) as u8, v).expect("push");
     }
     for t in 0..30 {
-        let base = a.row(rng.usize(0..a.len())).expect("row").to_vec();
+        let near = rng.usize(0..a.len());
         let e = random_unit(&mut rng, dim);
-        let q: Vec<f32> = base.iter().zip(&e).map(|(x, y)| x + 0.5 * y).collect();
+        let q: Vec<f32> = vs[near].iter().zip(&e).map(|(x, y)| x + 0.5 * y).collect();
         let per = a.scan_per_kind(&q, 5);
+        let kind = (near % 2) as u8;
+        assert_eq!(per[&kind][0].row, near, "query {t}");
         for (kind, hits) in &per {
-            let mut only = Arena::new(dim);
-            let mut rows = Vec::new();
-            for r in 0..a.len() {
-                if a.meta(r).map(|m| m.1) == Some(*kind) {
-                    only.push(r as u32, *kind, a.row(r).expect("row"))
-                        .expect("push");
-                    rows.push(r);
-                }
-            }
-            let exact: Vec<usize> = only
-                .scan_exact_f32(&q, 5)
+            let (rows, vectors): (Vec<usize>, Vec<Vec<f32>>) = vs
                 .iter()
-                .map(|h| rows[h.row])
+                .enumerate()
+                .filter(|(r, _)| r % 2 == usize::from(*kind))
+                .map(|(r, v)| (r, v.clone()))
+                .unzip();
+            let mut only = Arena::new(dim);
+            for (r, v) in rows.iter().zip(&vectors) {
+                only.push(*r as u32, *kind, v).expect("push");
+            }
+            let local: Vec<ScanHit> = hits
+                .iter()
+                .map(|h| {
+                    let at = rows.binary_search(&h.row).expect("a row of the kind");
+                    ScanHit { row: at, ..*h }
+                })
                 .collect();
-            let got: Vec<usize> = hits.iter().map(|h| h.row).collect();
-            assert_eq!(got, exact, "query {t}, kind {kind}");
+            within_bound_of_exact(&only, &vectors, &q, &local, 5);
         }
     }
 }

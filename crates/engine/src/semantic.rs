@@ -589,10 +589,10 @@ fn per_kind_top(depth: usize) -> usize {
 }
 
 impl Semantic {
-    /// The best cue and body cosine (`[cue, body]`, exact, over every row of the file)
-    /// of each of `paths` that has vectors: for candidates another arm found that
-    /// [`Semantic::search`]'s head did not reach, so score fusion weighs their real
-    /// cosine instead of none.
+    /// The best cue and body cosine (`[cue, body]`, as the scan gives it, over every
+    /// row of the file) of each of `paths` that has vectors: for candidates another arm
+    /// found that [`Semantic::search`]'s head did not reach, so score fusion weighs
+    /// their cosine instead of none.
     pub(crate) fn cosines_of(
         &self,
         index: &Index,

@@ -55,9 +55,9 @@ impl Candidates {
 }
 
 /// Runs every arm for `q`. With an arena of at least `concurrent_from` rows the
-/// semantic arms' scan (a `gitloom_embed::ScanJob`: pieces of its int8 pass, then of
-/// its f32 rescoring) is begun on the engine's [`Worker`] thread while this one runs
-/// the lexical arm, then this thread does the pieces still left and ranks the scan: the
+/// semantic arms' scan (a `gitloom_embed::ScanJob`: pieces of its int8 pass) is begun
+/// on the engine's [`Worker`] thread while this one runs the lexical arm, then this
+/// thread does the pieces still left and ranks the scan: the
 /// scan reads only the arena and the query's vector, the lexical arm only the index,
 /// the scan's answer does not depend on which thread did which piece, and each list is
 /// built from the same inputs either way, so the candidates are the same.
@@ -240,8 +240,8 @@ pub(crate) fn run(
 /// Score fusion weighs each candidate's cosine; a candidate the lexical or entity arm
 /// found, ranked past the semantic arms' depth, would weigh none and sink under every
 /// cosine candidate however well its terms match (short chat turns, whose cosines
-/// bunch together, lose their answers that way). Their real cosines are read here:
-/// an exact dot product per row of theirs.
+/// bunch together, lose their answers that way). Their cosines are read here: the
+/// scan's own estimate, one int8 dot product per row of theirs.
 fn unlisted_cosines(
     index: &Index,
     sem: &Semantic,
