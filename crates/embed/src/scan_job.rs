@@ -141,9 +141,11 @@ impl ScanJob {
     /// be done (that thread's panic is the one to raise).
     pub fn finish(&self) -> Option<BTreeMap<u8, Vec<ScanHit>>> {
         self.help();
-        self.wait_for(|| self.hits.get().is_some())
-            .then(|| self.hits.get().cloned())
-            .flatten()
+        if self.wait_for(|| self.hits.get().is_some()) {
+            self.hits.get().cloned()
+        } else {
+            None
+        }
     }
 
     /// Blocks until `ready` (checked under the lock that wakers take); false if the
@@ -206,7 +208,7 @@ impl ScanJob {
         let kinds = &self.arena.kinds()[rows.clone()];
         let mut present = [false; 256];
         let mut keys: Vec<Vec<u64>> = (0..256).map(|_| Vec::new()).collect();
-        if self.cap() == 0 {
+        if self.top_k == 0 {
             kinds.iter().for_each(|&k| present[usize::from(k)] = true);
         } else {
             // The bounds as the piece begins: any bound published is a valid one.
@@ -240,7 +242,7 @@ impl ScanJob {
     /// Joins a piece's keys to each kind's best so far, and raises the bound of each
     /// kind whose best is full to its worst kept key.
     fn keep_best(&self, keys: Vec<(u8, Vec<u64>)>) {
-        let cap = self.cap();
+        let cap = self.top_k;
         let mut best = lock(&self.best);
         for (kind, keys) in keys {
             let kept = best.entry(kind).or_default();
@@ -252,11 +254,6 @@ impl ScanJob {
                 }
             }
         }
-    }
-
-    /// Candidates kept per kind.
-    fn cap(&self) -> usize {
-        self.top_k
     }
 
     /// Each kind's hits: its best `top_k` keys over every piece, best first.
